@@ -1,0 +1,105 @@
+#pragma once
+// Errors as data. Every failure of the library is an `error` value: a stable code, where it happened
+// (section, file, part, byte offset), what it was about (the key or tensor name) and expected vs found.
+// Text is made only on demand by message(); the library itself never prints.
+// docs/ERRORS.md lists every code with an example message and the meaning of expected/found.
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace minfer::gguf {
+
+/// Stable error codes. Numbers may grow at the end; existing ones never change meaning.
+enum class errc : std::uint8_t {
+    ok = 0,
+    // environment
+    io_error,       ///< open/stat/mmap/read/write failed; sys_errno holds errno
+    out_of_memory,  ///< an allocation failed (std::bad_alloc caught at the API boundary)
+    // header
+    truncated,            ///< the file ends inside a fixed-size field; expected = bytes needed, found = bytes left
+    bad_magic,            ///< the first four bytes are not "GGUF"; found = the four bytes (little-endian u32)
+    bad_version,          ///< version 0
+    byte_swapped,         ///< version with low 16 bits zero: written on a host of the other endianness
+    version_unsupported,  ///< GGUF v1, no longer supported
+    version_too_new,      ///< version > 3; expected = 3
+    negative_count,       ///< n_tensors or n_kv is negative (signed 64-bit on disk)
+    count_too_large,      ///< n_tensors or n_kv cannot fit in the remaining bytes; expected = max possible
+    // metadata
+    empty_key,             ///< a KV key of length 0
+    duplicate_key,         ///< the same key twice; expected = index of the first, found = index of the second
+    bad_value_type,        ///< a value (or array element) type tag outside 0..12; found = the tag
+    nested_array,          ///< an array whose elements are arrays
+    string_too_long,       ///< a string length above the 1 GiB cap; expected = cap, found = length
+    string_exceeds_file,   ///< a string length larger than the bytes left; expected = bytes left, found = length
+    array_too_long,        ///< an array count above the 1 Gi elements cap; expected = cap, found = count
+    array_exceeds_file,    ///< an array that cannot fit in the bytes left; expected = bytes left, found = count
+    bad_bool,              ///< a bool byte other than 0 or 1; found = the byte
+    alignment_wrong_type,  ///< general.alignment is not a u32 scalar; found = its value_type
+    bad_alignment,         ///< general.alignment is 0 or not a power of two; found = the value
+    // tensor info
+    bad_name_length,      ///< tensor name empty or 64+ bytes; expected = 63, found = length
+    duplicate_tensor,     ///< the same tensor name twice; expected = first index, found = second index
+    bad_n_dims,           ///< n_dims > 4; expected = 4, found = n_dims
+    bad_dim,              ///< a negative dimension; expected = dimension index, found = value (as u64 bits)
+    shape_overflow,       ///< the element count does not fit in int64
+    bad_tensor_type,      ///< a tensor type id outside the ggml type table; found = the id
+    removed_tensor_type,  ///< a type ggml removed (Q4_2, Q4_3, Q4_0_4_4, …); found = the id
+    not_block_multiple,   ///< ne[0] not a multiple of the type's block size; expected = block size, found = ne[0]
+    size_overflow,        ///< the byte size does not fit in 64 bits
+    // data layout
+    offset_mismatch,     ///< a tensor's stored offset is not the running padded sum; expected/found = offsets
+    data_size_overflow,  ///< the padded data section size overflows 64 bits
+    data_truncated,      ///< the file ends before the tensor data does; expected = bytes needed, found = file size
+    // multi-part
+    split_not_first,              ///< a later part was given as the entry; expected = 0, found = split.no
+    split_no_mismatch,            ///< a part's split.no differs from its position; expected/found = indices
+    split_count_mismatch,         ///< split.count disagrees with the file name or part 1
+    split_part_missing,           ///< a part named by the set cannot be opened; subject = its path
+    split_tensor_count_mismatch,  ///< split.tensors.count != the tensors in all parts
+    split_duplicate_tensor,       ///< one tensor name in two parts; expected/found = the two parts (1-based)
+    split_bad_key,                ///< a split.* key has a non-integer type or an out-of-range value
+    // accessor misuse (returned by getters, never by open)
+    key_not_found,       ///< no such metadata key
+    type_mismatch,       ///< the key holds another type; expected/found = value_type
+    tensor_not_found,    ///< no such tensor
+    index_out_of_range,  ///< array index past the end; expected = size, found = index
+};
+
+/// The region of a GGUF file an error belongs to.
+enum class section : std::uint8_t { file, header, metadata, tensor_info, data, split, access };
+
+/// Snake-case id of a code ("offset_mismatch"), stable for tests, scripts and JSON.
+std::string_view to_string(errc code) noexcept;
+/// "header", "metadata", "tensor_info", …
+std::string_view to_string(section where) noexcept;
+
+struct error {
+    errc code = errc::ok;
+    section where = section::file;
+    std::uint64_t offset = 0;    ///< absolute byte offset of the offending field in its file
+    std::uint64_t expected = 0;  ///< meaning depends on code (see errc and docs/ERRORS.md)
+    std::uint64_t found = 0;     ///< meaning depends on code
+    std::int64_t index = -1;     ///< KV or tensor ordinal within its file, -1 when not applicable
+    std::uint32_t part = 0;      ///< 1-based part of a split set, 0 for a single file
+    std::uint32_t n_parts = 0;   ///< number of parts in the set, 0 for a single file
+    int sys_errno = 0;           ///< errno for io_error and split_part_missing
+    std::array<std::int64_t, 4> shape{};  ///< tensor shape, for tensor_info errors
+    std::string subject;  ///< the key or tensor name (raw bytes, at most 256 kept); escaped when printed
+    std::string file;     ///< the path of the file, set by the openers
+    std::string detail;   ///< extra context some codes carry (e.g. the expected file name of a part)
+
+    /// The seed's wording for the failure, without location: "tensor 'x' has offset 96, expected 64".
+    [[nodiscard]] std::string description() const;
+    /// Full message: "<file> (part 2 of 3): tensor_info at byte 1234: <description> [offset_mismatch]".
+    [[nodiscard]] std::string message() const;
+
+private:
+    std::string string_context() const;
+};
+
+/// Escape bytes for display: printable ASCII as is, valid UTF-8 as is, everything else as \xNN,
+/// and \n, \t, \r, \\, ' as C escapes. Used for every key, name and string value shown to a person.
+std::string escape(std::string_view raw);
+
+}  // namespace minfer::gguf

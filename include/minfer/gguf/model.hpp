@@ -1,0 +1,90 @@
+#pragma once
+// model: the handle the load stage hands to every later stage. It owns the mapping of every part
+// (RAII; move-only), the verified view of each, and one merged tensor index. Part 1's metadata is
+// the model's metadata. Every view it returns lives as long as the model; view accessors are
+// deleted on rvalues so a view of a temporary model does not compile.
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "minfer/gguf/attributes.hpp"
+#include "minfer/gguf/file_view.hpp"
+#include "minfer/gguf/mapped_file.hpp"
+#include "minfer/gguf/result.hpp"
+#include "minfer/gguf/tensor.hpp"
+
+namespace minfer::gguf {
+
+struct open_options {
+    load_mode mode = load_mode::map;
+};
+
+/// One file of a model.
+struct model_part {
+    std::filesystem::path path;
+    mapped_file file;
+    file_view view;
+};
+
+/// A tensor of the merged index: its info and the part (0-based) whose file holds it.
+struct tensor_ref {
+    const tensor_info* info;
+    std::uint32_t part;
+};
+
+class model {
+public:
+    /// Open a model: a single .gguf file, or part 1 of a split set (all parts are opened, mapped and
+    /// verified). @returns the first error found, with file (and part for splits) set: io_error,
+    /// split_* codes, or any parse error of file_view::parse.
+    static result<model> open(const std::filesystem::path& path, const open_options& options = {}) noexcept;
+
+    model() noexcept = default;
+    model(model&&) noexcept = default;
+    model& operator=(model&&) noexcept = default;
+    model(const model&) = delete;
+    model& operator=(const model&) = delete;
+
+    /// The parts, in order; parts()[0] is the entry.
+    std::span<const model_part> parts() const& noexcept MINFER_LIFETIMEBOUND { return parts_; }
+    std::span<const model_part> parts() const&& = delete;
+    /// Part 1's view: the model's metadata and format facts.
+    const file_view& metadata() const& noexcept MINFER_LIFETIMEBOUND { return parts_.front().view; }
+    const file_view& metadata() const&& = delete;
+    /// Sum of the sizes of all part files (the mapped lengths).
+    std::uint64_t file_bytes() const noexcept;
+
+    /// A metadata entry of part 1; nullptr when absent.
+    const kv* find(std::string_view key) const& noexcept MINFER_LIFETIMEBOUND { return metadata().find(key); }
+    const kv* find(std::string_view key) const&& = delete;
+    /// A metadata value as T. @returns key_not_found or type_mismatch (never aborts).
+    template <class T>
+    result<T> get(std::string_view key) const& noexcept { return metadata().get<T>(key); }
+    template <class T>
+    result<T> get(std::string_view key) const&& = delete;
+
+    /// Every tensor of every part, part by part in file order.
+    std::span<const tensor_ref> tensors() const& noexcept MINFER_LIFETIMEBOUND { return tensors_; }
+    std::span<const tensor_ref> tensors() const&& = delete;
+    /// O(1) lookup in the merged index; nullptr when absent.
+    const tensor_ref* find_tensor(std::string_view name) const& noexcept MINFER_LIFETIMEBOUND;
+    const tensor_ref* find_tensor(std::string_view name) const&& = delete;
+    /// The bytes of a tensor, inside its part's mapping.
+    std::span<const std::byte> tensor_data(const tensor_ref& t) const& noexcept MINFER_LIFETIMEBOUND {
+        return parts_[t.part].view.tensor_data(*t.info);
+    }
+    std::span<const std::byte> tensor_data(const tensor_ref& t) const&& = delete;
+    /// A borrowed tensor for `name`. @returns tensor_not_found.
+    result<tensor> get_tensor(std::string_view name) const& noexcept;
+    result<tensor> get_tensor(std::string_view name) const&& = delete;
+
+private:
+    std::vector<model_part> parts_;
+    std::vector<tensor_ref> tensors_;
+    detail::name_index tensor_index_;
+};
+
+}  // namespace minfer::gguf

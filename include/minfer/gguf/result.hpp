@@ -1,0 +1,66 @@
+#pragma once
+// result<T>: a value or an error, shaped like a subset of C++23 std::expected<T, error> so it can be
+// swapped for it later. No exceptions: using value() on an error is a programming error (checked by
+// assert in debug builds), never something a file can cause.
+#include <cassert>
+#include <optional>
+#include <type_traits>
+#include <utility>
+#include <variant>
+
+#include "minfer/gguf/error.hpp"
+
+namespace minfer::gguf {
+
+/// Tag wrapper used to construct a failed result: `return unexpected(err);`.
+struct unexpected {
+    error err;
+    explicit unexpected(error e) noexcept : err(std::move(e)) {}
+};
+
+template <class T>
+class [[nodiscard]] result {
+public:
+    using value_type = T;
+
+    result(T v) noexcept(std::is_nothrow_move_constructible_v<T>) : v_(std::in_place_index<0>, std::move(v)) {}
+    result(unexpected u) noexcept : v_(std::in_place_index<1>, std::move(u.err)) {}
+
+    [[nodiscard]] bool has_value() const noexcept { return v_.index() == 0; }
+    explicit operator bool() const noexcept { return has_value(); }
+
+    T& value() & noexcept { assert(has_value()); return *std::get_if<0>(&v_); }
+    const T& value() const& noexcept { assert(has_value()); return *std::get_if<0>(&v_); }
+    T&& value() && noexcept { assert(has_value()); return std::move(*std::get_if<0>(&v_)); }
+
+    T& operator*() & noexcept { return value(); }
+    const T& operator*() const& noexcept { return value(); }
+    T&& operator*() && noexcept { return std::move(*this).value(); }
+    T* operator->() noexcept { return &value(); }
+    const T* operator->() const noexcept { return &value(); }
+
+    const gguf::error& error() const& noexcept { assert(!has_value()); return *std::get_if<1>(&v_); }
+    gguf::error&& error() && noexcept { assert(!has_value()); return std::move(*std::get_if<1>(&v_)); }
+
+    template <class U>
+    T value_or(U&& fallback) const& { return has_value() ? value() : static_cast<T>(std::forward<U>(fallback)); }
+
+private:
+    std::variant<T, gguf::error> v_;
+};
+
+template <>
+class [[nodiscard]] result<void> {
+public:
+    result() noexcept = default;
+    result(unexpected u) noexcept : err_(std::move(u.err)) {}
+    [[nodiscard]] bool has_value() const noexcept { return !err_.has_value(); }
+    explicit operator bool() const noexcept { return has_value(); }
+    const gguf::error& error() const& noexcept { assert(!has_value()); return *err_; }
+    gguf::error&& error() && noexcept { assert(!has_value()); return std::move(*err_); }
+
+private:
+    std::optional<gguf::error> err_;
+};
+
+}  // namespace minfer::gguf

@@ -1,0 +1,32 @@
+#pragma once
+// Split file names: llama.cpp's "<prefix>-%05d-of-%05d.gguf" (llama_split_path).
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "minfer/gguf/result.hpp"
+
+namespace minfer::gguf {
+
+struct split_name {
+    std::string prefix;   ///< everything before "-0000X-of-0000Y.gguf"
+    std::uint32_t index;  ///< 0-based part index (X - 1)
+    std::uint32_t count;  ///< Y
+};
+
+/// Recognise "<prefix>-XXXXX-of-YYYYY.gguf": exactly five digits each, 1 <= X <= Y.
+/// @returns nullopt for any other name.
+std::optional<split_name> split_file_info(std::string_view file_name);
+
+/// The file name of part `index` (0-based) of `count`: "<prefix>-%05u-of-%05u.gguf".
+std::string split_file_name(std::string_view prefix, std::uint32_t index, std::uint32_t count);
+
+/// The ordered list of part paths for an entry path: the path itself when it is not a split name,
+/// or all parts 1..Y beside it when it is part 1.
+/// @returns split_not_first (found = X - 1) when the path names a later part.
+result<std::vector<std::filesystem::path>> resolve_splits(const std::filesystem::path& entry);
+
+}  // namespace minfer::gguf

@@ -1,0 +1,234 @@
+// Error text. Descriptions keep the wording of the seed (and of ggml's gguf.cpp) where one exists.
+#include <array>
+#include <cstdio>
+#include <string>
+#include <system_error>
+
+#include "minfer/gguf/error.hpp"
+#include "minfer/gguf/types.hpp"
+
+namespace minfer::gguf {
+namespace {
+
+constexpr std::array<std::string_view, 46> code_names{
+    "ok", "io_error", "out_of_memory", "truncated", "bad_magic", "bad_version", "byte_swapped",
+    "version_unsupported", "version_too_new", "negative_count", "count_too_large", "empty_key", "duplicate_key",
+    "bad_value_type", "nested_array", "string_too_long", "string_exceeds_file", "array_too_long",
+    "array_exceeds_file", "bad_bool", "alignment_wrong_type", "bad_alignment", "bad_name_length",
+    "duplicate_tensor", "bad_n_dims", "bad_dim", "shape_overflow", "bad_tensor_type", "removed_tensor_type",
+    "not_block_multiple", "size_overflow", "offset_mismatch", "data_size_overflow", "data_truncated",
+    "split_not_first", "split_no_mismatch", "split_count_mismatch", "split_part_missing",
+    "split_tensor_count_mismatch", "split_duplicate_tensor", "split_bad_key", "key_not_found", "type_mismatch",
+    "tensor_not_found", "index_out_of_range", "unknown"};
+
+constexpr std::array<std::string_view, 7> section_names{"file", "header", "metadata", "tensor_info", "data", "split",
+                                                        "access"};
+
+std::string num(std::uint64_t v) { return std::to_string(v); }
+std::string snum(std::uint64_t v) { return std::to_string(static_cast<std::int64_t>(v)); }
+
+std::string shape_text(const std::array<std::int64_t, 4>& s) {
+    return "(" + std::to_string(s[0]) + ", " + std::to_string(s[1]) + ", " + std::to_string(s[2]) + ", " +
+           std::to_string(s[3]) + ")";
+}
+
+std::string vt_name(std::uint64_t t) {
+    return t < value_type_count ? std::string(to_string(static_cast<value_type>(t))) : "type " + num(t);
+}
+
+// Decode one UTF-8 sequence at s[i]; returns its length, or 0 when invalid.
+std::size_t utf8_len(std::string_view s, std::size_t i, std::uint32_t& cp) {
+    const auto b0 = static_cast<unsigned char>(s[i]);
+    std::size_t n = 0;
+    if (b0 >= 0xC2 && b0 <= 0xDF) { n = 2; cp = b0 & 0x1Fu; }
+    else if (b0 >= 0xE0 && b0 <= 0xEF) { n = 3; cp = b0 & 0x0Fu; }
+    else if (b0 >= 0xF0 && b0 <= 0xF4) { n = 4; cp = b0 & 0x07u; }
+    else return 0;
+    if (i + n > s.size()) return 0;
+    for (std::size_t k = 1; k < n; ++k) {
+        const auto b = static_cast<unsigned char>(s[i + k]);
+        if ((b & 0xC0) != 0x80) return 0;
+        cp = (cp << 6) | (b & 0x3Fu);
+    }
+    const bool overlong = (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000);
+    const bool surrogate = cp >= 0xD800 && cp <= 0xDFFF;
+    if (overlong || surrogate || cp > 0x10FFFF) return 0;
+    return n;
+}
+
+}  // namespace
+
+std::string_view to_string(errc code) noexcept {
+    const auto i = static_cast<std::size_t>(code);
+    return i < code_names.size() - 1 ? code_names[i] : code_names.back();
+}
+
+std::string_view to_string(section where) noexcept {
+    const auto i = static_cast<std::size_t>(where);
+    return i < section_names.size() ? section_names[i] : std::string_view("unknown");
+}
+
+std::string escape(std::string_view raw) {
+    std::string out;
+    out.reserve(raw.size());
+    char buf[16];
+    for (std::size_t i = 0; i < raw.size();) {
+        const auto c = static_cast<unsigned char>(raw[i]);
+        if (c >= 0x20 && c < 0x7F) {
+            if (c == '\\' || c == '\'') out += '\\';
+            out += static_cast<char>(c);
+            ++i;
+            continue;
+        }
+        switch (c) {
+            case '\n': out += "\\n"; ++i; continue;
+            case '\t': out += "\\t"; ++i; continue;
+            case '\r': out += "\\r"; ++i; continue;
+            default: break;
+        }
+        std::uint32_t cp = 0;
+        const std::size_t n = c >= 0x80 ? utf8_len(raw, i, cp) : 0;
+        // C1 controls and bidirectional overrides are valid UTF-8 but can rewrite a terminal line.
+        const bool dangerous = (cp >= 0x80 && cp <= 0x9F) || (cp >= 0x202A && cp <= 0x202E) ||
+                               (cp >= 0x2066 && cp <= 0x2069);
+        if (n > 0 && !dangerous) {
+            out.append(raw.substr(i, n));
+            i += n;
+        } else if (n > 0) {
+            std::snprintf(buf, sizeof buf, "\\u%04X", static_cast<unsigned>(cp));
+            out += buf;
+            i += n;
+        } else {
+            std::snprintf(buf, sizeof buf, "\\x%02X", static_cast<unsigned>(c));
+            out += buf;
+            ++i;
+        }
+    }
+    return out;
+}
+
+std::string error::description() const {
+    const std::string s = "'" + escape(subject) + "'";
+    switch (code) {
+        case errc::ok: return "no error";
+        case errc::io_error:
+            return "cannot " + (detail.empty() ? std::string("open") : detail) + " '" + escape(subject.empty() ? file : subject) +
+                   "': " + std::error_code(sys_errno, std::generic_category()).message();
+        case errc::out_of_memory: return "out of memory" + (detail.empty() ? std::string() : " while " + detail);
+        case errc::truncated:
+            return "file ends while reading " + detail + ": needs " + num(expected) + " bytes, " + num(found) + " left";
+        case errc::bad_magic: {
+            std::string m;
+            for (int i = 0; i < 4; ++i) m += static_cast<char>((found >> (8 * i)) & 0xFF);
+            return "invalid magic characters: '" + escape(m) + "', expected 'GGUF'";
+        }
+        case errc::bad_version: return "bad GGUF version: " + num(found);
+        case errc::byte_swapped:
+            return "this GGUF file version " + num(found) +
+                   " is extremely large, is there a mismatch between the host and model endianness?";
+        case errc::version_unsupported: return "GGUFv1 is no longer supported, please use a more up-to-date version";
+        case errc::version_too_new:
+            return "this GGUF file is version " + num(found) + " but this software only supports up to version " +
+                   num(expected);
+        case errc::negative_count: return subject + " is negative: " + snum(found);
+        case errc::count_too_large:
+            return subject + " = " + num(found) + " is more than the rest of the file can hold (at most " + num(expected) +
+                   ")";
+        case errc::empty_key: return "key of KV " + std::to_string(index) + " is empty";
+        case errc::duplicate_key:
+            return "duplicate key " + s + " for KV " + num(expected) + " and " + num(found);
+        case errc::bad_value_type:
+            return "key " + s + " has invalid GGUF type " + num(found) + (detail.empty() ? "" : " (" + detail + ")");
+        case errc::nested_array: return "key " + s + " is an array of arrays, which GGUF does not support";
+        case errc::string_too_long:
+            return "string length " + num(found) + " exceeds maximum " + num(expected) + string_context();
+        case errc::string_exceeds_file:
+            return "string length " + num(found) + " exceeds remaining file size " + num(expected) + " bytes" +
+                   string_context();
+        case errc::array_too_long:
+            return "key " + s + ": array of " + num(found) + " elements exceeds maximum " + num(expected);
+        case errc::array_exceeds_file:
+            return "key " + s + ": array of " + num(found) + " " + detail + " elements exceeds remaining file size " +
+                   num(expected) + " bytes";
+        case errc::bad_bool: return "key " + s + ": bool value " + num(found) + " is neither 0 nor 1";
+        case errc::alignment_wrong_type:
+            return "general.alignment has type " + vt_name(found) + ", expected u32";
+        case errc::bad_alignment: return "general.alignment must be a non-zero power of two, found " + num(found);
+        case errc::bad_name_length:
+            if (found == 0) return "tensor " + std::to_string(index) + " has an empty name";
+            return "tensor name " + s + " is " + num(found) + " bytes, more than the maximum " + num(expected);
+        case errc::duplicate_tensor:
+            return "duplicate tensor name " + s + " for tensors " + num(expected) + " and " + num(found);
+        case errc::bad_n_dims:
+            return "tensor " + s + " has invalid number of dimensions: " + num(found) + " > " + num(expected);
+        case errc::bad_dim:
+            return "tensor " + s + " has invalid number of elements: " + snum(found) + " in dimension " + num(expected);
+        case errc::shape_overflow:
+            return "tensor " + s + " with shape " + shape_text(shape) + " has more than INT64_MAX elements";
+        case errc::bad_tensor_type: return "tensor " + s + " has invalid ggml type " + num(found);
+        case errc::removed_tensor_type: {
+            const type_traits* t = traits(static_cast<std::uint32_t>(found));
+            return "tensor " + s + " has type " + num(found) + " (" + std::string(t ? t->name : "unknown") +
+                   "), which ggml no longer supports in files; re-convert it as " +
+                   std::string(t ? t->replaced_by : "a current type");
+        }
+        case errc::not_block_multiple:
+            return "tensor " + s + " of type " + detail + " has " + num(found) +
+                   " elements per row, not a multiple of block size (" + num(expected) + ")";
+        case errc::size_overflow:
+            return "tensor " + s + " with shape " + shape_text(shape) + " has a size in bytes > 18446744073709551615";
+        case errc::offset_mismatch:
+            return "tensor " + s + " has offset " + num(found) + ", expected " + num(expected);
+        case errc::data_size_overflow:
+            return "tensor " + s + " size overflow, cannot accumulate size " + num(expected) + " + " + num(found);
+        case errc::data_truncated:
+            return "tensor " + s + " needs the file to hold " + num(expected) + " bytes, but it has " + num(found) + ": " +
+                   num(expected - found) + " bytes missing (truncated download?)";
+        case errc::split_not_first:
+            return "split " + s + " has split.no=" + num(found) + ", expected 0" +
+                   (detail.empty() ? "" : "; open part 1, '" + escape(detail) + "'");
+        case errc::split_no_mismatch:
+            return "split " + s + " has split.no=" + num(found) + ", expected " + num(expected);
+        case errc::split_count_mismatch:
+            return "split " + s + " has split.count=" + num(found) + ", expected " + num(expected) +
+                   (detail.empty() ? "" : " " + detail);
+        case errc::split_part_missing:
+            return "split part " + s + " is missing: " + std::error_code(sys_errno, std::generic_category()).message();
+        case errc::split_tensor_count_mismatch:
+            return "split.tensors.count=" + num(expected) + " but the " + num(n_parts) + " parts hold " + num(found) +
+                   " tensors";
+        case errc::split_duplicate_tensor:
+            return "tensor " + s + " appears in part " + num(expected) + " and part " + num(found);
+        case errc::split_bad_key: return "key " + s + " " + detail;
+        case errc::key_not_found: return "key " + s + " not found";
+        case errc::type_mismatch:
+            return (subject.empty() ? std::string("value") : "key " + s) + " has type " + vt_name(found) + ", expected " +
+                   vt_name(expected);
+        case errc::tensor_not_found: return "tensor " + s + " not found";
+        case errc::index_out_of_range:
+            return "index " + num(found) + " is out of range for an array of " + num(expected) + " elements";
+    }
+    return "unknown error";
+}
+
+std::string error::string_context() const {
+    if (!subject.empty()) return " (" + detail + " of '" + escape(subject) + "')";
+    if (index < 0) return {};
+    return " (" + detail + " of " + (where == section::tensor_info ? "tensor " : "KV ") + std::to_string(index) + ")";
+}
+
+std::string error::message() const {
+    std::string m = escape(file);
+    if (n_parts > 0) m += " (part " + num(part) + " of " + num(n_parts) + ")";
+    if (!m.empty()) m += ": ";
+    if (where != section::file && where != section::access) {
+        m += std::string(to_string(where)) + " at byte " + num(offset) + ": ";
+    }
+    m += description();
+    m += " [";
+    m += to_string(code);
+    m += "]";
+    return m;
+}
+
+}  // namespace minfer::gguf

@@ -1,0 +1,104 @@
+// POSIX mapping. The only file in src/ that talks to the operating system for reading.
+#include <cerrno>
+#include <fcntl.h>
+#include <new>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "minfer/gguf/mapped_file.hpp"
+
+namespace minfer::gguf {
+namespace {
+error io(const std::filesystem::path& path, const char* what, int err) {
+    error e;
+    e.code = errc::io_error;
+    e.where = section::file;
+    e.file = path.string();
+    e.detail = what;
+    e.sys_errno = err;
+    return e;
+}
+
+struct fd_guard {
+    int fd;
+    ~fd_guard() {
+        if (fd >= 0) ::close(fd);
+    }
+};
+}  // namespace
+
+result<mapped_file> mapped_file::open(const std::filesystem::path& path, load_mode mode) noexcept {
+    fd_guard fd{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+    if (fd.fd < 0) return unexpected(io(path, "open", errno));
+    struct stat st {};
+    if (::fstat(fd.fd, &st) != 0) return unexpected(io(path, "stat", errno));
+    if (S_ISDIR(st.st_mode)) return unexpected(io(path, "open", EISDIR));
+    if (!S_ISREG(st.st_mode)) return unexpected(io(path, "open", ENODEV));  // a pipe or device has no stable size
+
+    mapped_file f;
+    f.mode_ = mode;
+    f.size_ = static_cast<std::size_t>(st.st_size);
+    if (f.size_ == 0) return f;  // mmap of length 0 is invalid; an empty file is simply empty
+    if (mode == load_mode::map) {
+        void* p = ::mmap(nullptr, f.size_, PROT_READ, MAP_PRIVATE, fd.fd, 0);
+        if (p == MAP_FAILED) return unexpected(io(path, "map", errno));
+        f.data_ = static_cast<const std::byte*>(p);
+        f.mapped_ = true;
+        return f;  // the mapping stays valid after the descriptor is closed
+    }
+    try {
+        f.owned_.reset(new std::byte[f.size_]);
+    } catch (const std::bad_alloc&) {
+        error e;
+        e.code = errc::out_of_memory;
+        e.file = path.string();
+        e.detail = "reading the file into memory";
+        return unexpected(std::move(e));
+    }
+    std::size_t done = 0;
+    while (done < f.size_) {
+        const ssize_t n = ::read(fd.fd, f.owned_.get() + done, f.size_ - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) return unexpected(io(path, "read", errno));
+        if (n == 0) break;  // the file shrank since fstat: keep what is there
+        done += static_cast<std::size_t>(n);
+    }
+    f.size_ = done;
+    f.data_ = f.owned_.get();
+    return f;
+}
+
+mapped_file::mapped_file(mapped_file&& o) noexcept
+    : data_(o.data_), size_(o.size_), mode_(o.mode_), mapped_(o.mapped_), owned_(std::move(o.owned_)) {
+    o.data_ = nullptr;
+    o.size_ = 0;
+    o.mapped_ = false;
+}
+
+mapped_file& mapped_file::operator=(mapped_file&& o) noexcept {
+    if (this != &o) {
+        release();
+        data_ = o.data_;
+        size_ = o.size_;
+        mode_ = o.mode_;
+        mapped_ = o.mapped_;
+        owned_ = std::move(o.owned_);
+        o.data_ = nullptr;
+        o.size_ = 0;
+        o.mapped_ = false;
+    }
+    return *this;
+}
+
+mapped_file::~mapped_file() { release(); }
+
+void mapped_file::release() noexcept {
+    if (mapped_) ::munmap(const_cast<std::byte*>(data_), size_);
+    owned_.reset();
+    data_ = nullptr;
+    size_ = 0;
+    mapped_ = false;
+}
+
+}  // namespace minfer::gguf

@@ -1,0 +1,119 @@
+#include <new>
+
+#include "minfer/gguf/tensor.hpp"
+
+namespace minfer::gguf {
+
+std::array<std::uint64_t, 4> ggml_strides(const type_traits& t, const std::array<std::int64_t, 4>& ne) noexcept {
+    std::array<std::uint64_t, 4> nb{};
+    nb[0] = t.block_bytes;
+    nb[1] = nb[0] * static_cast<std::uint64_t>(ne[0] / t.block_elems);
+    for (std::size_t j = 2; j < 4; ++j) nb[j] = nb[j - 1] * static_cast<std::uint64_t>(ne[j - 1]);
+    return nb;
+}
+
+result<shape_facts> check_shape(std::uint32_t type_id, std::span<const std::int64_t> dims) noexcept {
+    error e;
+    e.where = section::tensor_info;
+    shape_facts f{{1, 1, 1, 1}, {}, 0, 0};
+    if (dims.size() > max_dims) {
+        e.code = errc::bad_n_dims;
+        e.expected = max_dims;
+        e.found = dims.size();
+        return unexpected(std::move(e));
+    }
+    for (std::size_t i = 0; i < dims.size(); ++i) f.ne[i] = dims[i];
+    e.shape = f.ne;
+    for (std::size_t i = 0; i < dims.size(); ++i) {
+        if (dims[i] < 0) {
+            e.code = errc::bad_dim;
+            e.expected = i;
+            e.found = static_cast<std::uint64_t>(dims[i]);
+            return unexpected(std::move(e));
+        }
+    }
+    std::int64_t n = 1;
+    for (std::int64_t d : f.ne) {
+        if (__builtin_mul_overflow(n, d, &n)) {
+            e.code = errc::shape_overflow;
+            return unexpected(std::move(e));
+        }
+    }
+    const type_traits* t = traits(type_id);
+    if (t == nullptr || t->removed()) {
+        e.code = t == nullptr ? errc::bad_tensor_type : errc::removed_tensor_type;
+        e.found = type_id;
+        return unexpected(std::move(e));
+    }
+    if (f.ne[0] % t->block_elems != 0) {
+        e.code = errc::not_block_multiple;
+        e.expected = t->block_elems;
+        e.found = static_cast<std::uint64_t>(f.ne[0]);
+        e.detail = std::to_string(type_id) + " (" + std::string(t->name) + ")";
+        return unexpected(std::move(e));
+    }
+    // Strides as ggml computes them, with every product checked: nb[3] can overflow even when the
+    // byte size does not (a zero in ne[3]).
+    std::uint64_t nb = t->block_bytes;
+    f.nb[0] = nb;
+    bool overflow = __builtin_mul_overflow(nb, static_cast<std::uint64_t>(f.ne[0] / t->block_elems), &f.nb[1]);
+    for (std::size_t j = 2; j < 4 && !overflow; ++j)
+        overflow = __builtin_mul_overflow(f.nb[j - 1], static_cast<std::uint64_t>(f.ne[j - 1]), &f.nb[j]);
+    std::uint64_t bytes = 0;
+    if (!overflow)
+        overflow = __builtin_mul_overflow(static_cast<std::uint64_t>(n) / t->block_elems,
+                                          static_cast<std::uint64_t>(t->block_bytes), &bytes);
+    if (overflow) {
+        e.code = errc::size_overflow;
+        return unexpected(std::move(e));
+    }
+    f.n_elements = static_cast<std::uint64_t>(n);
+    f.n_bytes = bytes;
+    return f;
+}
+
+tensor tensor::borrowed(std::string_view name, const tensor_info& info, std::span<const std::byte> bytes) {
+    tensor t;
+    t.name_ = std::string(name);
+    t.type_ = info.type;
+    t.ne_ = info.ne;
+    t.nb_ = info.nb;
+    t.n_elements_ = info.n_elements;
+    t.n_bytes_ = info.n_bytes;
+    t.storage_ = bytes;
+    return t;
+}
+
+result<tensor> tensor::owned(std::string_view name, tensor_type type, std::span<const std::int64_t> ne) noexcept {
+    auto facts = check_shape(static_cast<std::uint32_t>(type), ne);
+    if (!facts) return unexpected(std::move(facts).error());
+    try {
+        tensor t;
+        t.name_ = std::string(name);
+        t.type_ = type;
+        t.ne_ = facts->ne;
+        t.nb_ = facts->nb;
+        t.n_elements_ = facts->n_elements;
+        t.n_bytes_ = facts->n_bytes;
+        t.storage_ = std::vector<std::byte>(static_cast<std::size_t>(facts->n_bytes));
+        return t;
+    } catch (const std::bad_alloc&) {
+        error e;
+        e.code = errc::out_of_memory;
+        e.subject = std::string(name);
+        e.detail = "allocating a tensor";
+        return unexpected(std::move(e));
+    }
+}
+
+std::span<const std::byte> tensor::data() const& noexcept {
+    if (const auto* s = std::get_if<0>(&storage_)) return *s;
+    return *std::get_if<1>(&storage_);
+}
+
+std::span<std::byte> tensor::mutable_data() & noexcept {
+    if (auto* v = std::get_if<1>(&storage_)) return *v;
+    return {};
+}
+
+}  // namespace minfer::gguf

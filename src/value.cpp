@@ -1,0 +1,92 @@
+#include <limits>
+#include <new>
+
+#include "minfer/gguf/value.hpp"
+
+namespace minfer::gguf {
+namespace {
+error make_mismatch(value_type wanted, value_type found) {
+    error e;
+    e.code = errc::type_mismatch;
+    e.where = section::access;
+    e.expected = static_cast<std::uint64_t>(wanted);
+    e.found = static_cast<std::uint64_t>(found);
+    return e;
+}
+}  // namespace
+
+error array_view::mismatch(value_type wanted) const noexcept {
+    error e = make_mismatch(wanted, type_);
+    e.detail = "array element";
+    return e;
+}
+
+error array_view::out_of_range(std::uint64_t i) const noexcept {
+    error e;
+    e.code = errc::index_out_of_range;
+    e.where = section::access;
+    e.expected = count_;
+    e.found = i;
+    return e;
+}
+
+result<std::string_view> array_view::string_at(std::uint64_t i) const noexcept {
+    if (type_ != value_type::string) return unexpected(mismatch(value_type::string));
+    if (i >= count_) return unexpected(out_of_range(i));
+    auto it = strings().begin();
+    for (std::uint64_t k = 0; k < i; ++k) ++it;
+    return *it;
+}
+
+result<std::vector<std::string_view>> array_view::string_table() const noexcept {
+    if (type_ != value_type::string) return unexpected(mismatch(value_type::string));
+    try {
+        std::vector<std::string_view> out;
+        out.reserve(static_cast<std::size_t>(count_));
+        for (std::string_view s : strings()) out.push_back(s);
+        return out;
+    } catch (const std::bad_alloc&) {
+        error e;
+        e.code = errc::out_of_memory;
+        e.where = section::access;
+        e.detail = "building a string table";
+        return unexpected(std::move(e));
+    }
+}
+
+error kv::mismatch(value_type wanted) const noexcept {
+    error e = make_mismatch(wanted, type);
+    e.subject = std::string(key.substr(0, 256));
+    e.offset = offset;
+    return e;
+}
+
+result<std::int64_t> kv::as_i64() const noexcept {
+    const std::byte* p = payload.data();
+    switch (type) {
+        case value_type::u8: return detail::load<std::uint8_t>(p);
+        case value_type::i8: return detail::load<std::int8_t>(p);
+        case value_type::u16: return detail::load<std::uint16_t>(p);
+        case value_type::i16: return detail::load<std::int16_t>(p);
+        case value_type::u32: return detail::load<std::uint32_t>(p);
+        case value_type::i32: return detail::load<std::int32_t>(p);
+        case value_type::i64: return detail::load<std::int64_t>(p);
+        case value_type::u64: {
+            const auto v = detail::load<std::uint64_t>(p);
+            if (v <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+                return static_cast<std::int64_t>(v);
+            break;
+        }
+        default: break;
+    }
+    return unexpected(mismatch(value_type::i64));
+}
+
+result<std::uint64_t> kv::as_u64() const noexcept {
+    if (type == value_type::u64) return detail::load<std::uint64_t>(payload.data());
+    auto v = as_i64();
+    if (!v || *v < 0) return unexpected(mismatch(value_type::u64));
+    return static_cast<std::uint64_t>(*v);
+}
+
+}  // namespace minfer::gguf
