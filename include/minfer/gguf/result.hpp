@@ -36,8 +36,11 @@ public:
     T& operator*() & noexcept { return value(); }
     const T& operator*() const& noexcept { return value(); }
     T&& operator*() && noexcept { return std::move(*this).value(); }
-    T* operator->() noexcept { return &value(); }
-    const T* operator->() const noexcept { return &value(); }
+    T* operator->() & noexcept { return &value(); }
+    const T* operator->() const& noexcept { return &value(); }
+    // `open(path)->view()` would borrow from a temporary that dies at the end of the statement.
+    T* operator->() && = delete;
+    const T* operator->() const&& = delete;
 
     const gguf::error& error() const& noexcept { assert(!has_value()); return *std::get_if<1>(&v_); }
     gguf::error&& error() && noexcept { assert(!has_value()); return std::move(*std::get_if<1>(&v_)); }
