@@ -1,0 +1,73 @@
+#pragma once
+// Shared by the fuzz targets: touch every view of a verified file, so that ASan proves the
+// "verified once, then in bounds" property of file_view.
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <span>
+#include <string_view>
+
+#include "minfer/gguf/file_view.hpp"
+
+namespace minfer::fuzz {
+
+// Crash loudly (the fuzzer records it) when an invariant of a successful parse does not hold.
+inline void require(bool ok) {
+    if (!ok) std::abort();
+}
+
+inline std::uint64_t byte_sum(std::byte a, std::byte b) {
+    return static_cast<std::uint64_t>(a) + static_cast<std::uint64_t>(b);
+}
+
+// Keeps the reads from being optimised away.
+inline void consume(std::uint64_t v) {
+    static volatile std::uint64_t sink = 0;
+    sink = sink + v;
+}
+
+inline std::uint64_t touch_value(const gguf::kv& e) {
+    using gguf::value_type;
+    std::uint64_t sink = 0;
+    if (!e.payload.empty()) sink += byte_sum(e.payload.front(), e.payload.back());
+    if (e.type == value_type::string) {
+        auto s = e.get<std::string_view>();
+        require(s.has_value());
+        sink += s->size();
+        return sink;
+    }
+    if (!e.is_array()) return sink;
+    auto a = e.get<gguf::array_view>();
+    require(a.has_value() && a->size() == e.count);
+    if (a->element_type() == value_type::string) {
+        std::uint64_t n = 0;
+        for (std::string_view s : a->strings()) {
+            if (!s.empty()) sink += static_cast<unsigned char>(s.front()) + 0u + static_cast<unsigned char>(s.back());
+            ++n;
+        }
+        require(n == a->size());
+        return sink;
+    }
+    require(a->raw().size() == a->size() * gguf::value_size(a->element_type()));
+    return sink;
+}
+
+inline std::uint64_t touch_all(const gguf::file_view& v) {
+    std::uint64_t sink = v.version() + v.alignment();
+    require(v.data_offset() <= v.bytes().size() || v.tensors().empty());
+    for (const gguf::kv& e : v.metadata()) {
+        sink += touch_value(e);
+        require(v.find(e.key) == &e);
+    }
+    for (const gguf::tensor_info& t : v.tensors()) {
+        require(v.find_tensor(t.name) == &t);
+        auto bytes = v.tensor_data(t);
+        require(bytes.size() == t.n_bytes);
+        require(bytes.empty() || (bytes.data() >= v.bytes().data() &&
+                                  bytes.data() + bytes.size() <= v.bytes().data() + v.bytes().size()));
+        if (!bytes.empty()) sink += byte_sum(bytes.front(), bytes.back());
+    }
+    return sink;
+}
+
+}  // namespace minfer::fuzz

@@ -1,0 +1,110 @@
+// Writes the seed corpus with the project's writer: one folder per fuzz target.
+//   make_seeds <out-dir>   →  <out-dir>/parse/*.gguf, <out-dir>/access/*, <out-dir>/split/*
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "minfer/gguf/writer.hpp"
+
+namespace fs = std::filesystem;
+namespace gguf = minfer::gguf;
+
+namespace {
+std::vector<std::byte> bytes_of(const gguf::writer& w) {
+    auto b = w.to_bytes();
+    if (!b) {
+        std::fprintf(stderr, "make_seeds: %s\n", b.error().message().c_str());
+        std::exit(1);
+    }
+    return std::move(*b);
+}
+
+void save(const fs::path& p, const std::vector<std::byte>& b, std::string_view prefix = {}) {
+    std::ofstream out(p, std::ios::binary);
+    out.write(prefix.data(), static_cast<std::streamsize>(prefix.size()));
+    out.write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.size()));
+}
+
+std::vector<std::byte> pattern(std::size_t n) {
+    std::vector<std::byte> b(n);
+    for (std::size_t i = 0; i < n; ++i) b[i] = static_cast<std::byte>((i * 131 + 7) & 0xFF);
+    return b;
+}
+
+gguf::writer all_values() {
+    gguf::writer w;
+    w.set_u8("t.u8", 200).set_i8("t.i8", -5).set_u16("t.u16", 65000).set_i16("t.i16", -300);
+    w.set_u32("t.u32", 4000000000u).set_i32("t.i32", -7).set_f32("t.f32", 1.5f).set_bool("t.bool", true);
+    w.set_u64("t.u64", 1ull << 40).set_i64("t.i64", -(1ll << 40)).set_f64("t.f64", 2.25).set_string("t.str", "hello");
+    const std::array<std::uint32_t, 3> u{1, 2, 3};
+    const std::array<float, 2> f{0.5f, -1.0f};
+    const std::array<std::uint8_t, 3> bools{0, 1, 1};
+    w.set_array("t.arr.u32", gguf::value_type::u32, std::span<const std::uint32_t>(u));
+    w.set_array("t.arr.f32", gguf::value_type::f32, std::span<const float>(f));
+    w.set_array("t.arr.bool", gguf::value_type::boolean, std::span<const std::uint8_t>(bools));
+    const std::array<std::string_view, 3> s{"a", "", "ccc"};
+    w.set_strings("t.arr.str", std::span<const std::string_view>(s));
+    return w;
+}
+
+gguf::writer with_tensors(std::uint32_t alignment) {
+    gguf::writer w;
+    w.set_string("general.architecture", "llama");
+    if (alignment != 32) w.set_u32("general.alignment", alignment);
+    const std::array<std::int64_t, 2> ne32{32, 2};
+    const std::array<std::int64_t, 1> ne256{256};
+    w.add_tensor("a.f32", gguf::tensor_type::f32, ne32, pattern(32 * 2 * 4));
+    w.add_tensor("b.f16", gguf::tensor_type::f16, ne32, pattern(32 * 2 * 2));
+    w.add_tensor("c.q4_0", gguf::tensor_type::q4_0, ne32, pattern(2 * 18));
+    w.add_tensor("d.q8_0", gguf::tensor_type::q8_0, ne32, pattern(2 * 34));
+    w.add_tensor("e.q4_k", gguf::tensor_type::q4_k, ne256, pattern(144));
+    w.add_tensor("f.q8_k", gguf::tensor_type::q8_k, ne256, pattern(292));
+    return w;
+}
+
+std::vector<std::byte> split_input(std::uint32_t n) {
+    std::vector<std::byte> all;
+    for (std::uint32_t i = 0; i < n; ++i) {
+        gguf::writer w;
+        if (i == 0) w.set_string("general.architecture", "llama");
+        w.set_u16("split.no", static_cast<std::uint16_t>(i)).set_u16("split.count", static_cast<std::uint16_t>(n));
+        if (i == 0) w.set_i32("split.tensors.count", static_cast<std::int32_t>(n));
+        const std::array<std::int64_t, 1> ne{8};
+        w.add_tensor("t" + std::to_string(i), gguf::tensor_type::f32, ne, pattern(32));
+        auto b = bytes_of(w);
+        if (i > 0) {
+            for (char c : std::string_view("\n~~\n")) all.push_back(static_cast<std::byte>(c));
+        }
+        all.insert(all.end(), b.begin(), b.end());
+    }
+    return all;
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc != 2) {
+        std::fprintf(stderr, "usage: make_seeds <out-dir>\n");
+        return 2;
+    }
+    const fs::path out(argv[1]);
+    for (const char* d : {"parse", "access", "split"}) fs::create_directories(out / d);
+    const std::vector<std::pair<std::string, std::vector<std::byte>>> files{
+        {"empty", bytes_of(gguf::writer{})},
+        {"values", bytes_of(all_values())},
+        {"tensors", bytes_of(with_tensors(32))},
+        {"tensors-align64", bytes_of(with_tensors(64))},
+        {"tensors-align1", bytes_of(with_tensors(1))},
+    };
+    for (const auto& [name, b] : files) {
+        save(out / "parse" / (name + ".gguf"), b);
+        save(out / "access" / (name + ".bin"), b, "\x00\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f");
+        save(out / "split" / (name + ".bin"), b);
+    }
+    save(out / "split" / "two-parts.bin", split_input(2));
+    save(out / "split" / "three-parts.bin", split_input(3));
+    std::printf("make_seeds: wrote %zu files per target to %s\n", files.size(), out.c_str());
+    return 0;
+}

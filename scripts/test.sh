@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Build the development preset (g++, -Werror) and run every test. The llama.cpp reference tests run
+# when its library can be installed from npm (scripts/llama-ref.sh); otherwise they say they skipped.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/deps.sh
+preset=${1:-dev}
+if lib=$(scripts/llama-ref.sh 2>/dev/null); then
+  export MINFER_LLAMA_LIB="$lib"
+else
+  echo "test: llama.cpp reference library unavailable: reference tests will be skipped" >&2
+fi
+cmake --preset "$preset"
+cmake --build --preset "$preset"
+ctest --preset "$preset"

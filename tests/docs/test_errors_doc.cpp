@@ -1,0 +1,26 @@
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "minfer/gguf/error.hpp"
+
+using minfer::gguf::errc;
+
+TEST(ErrorsDoc, EveryCodeHasARowAndANameOfItsOwn) {
+    std::ifstream in(MINFER_ERRORS_MD);
+    ASSERT_TRUE(in) << "cannot read " << MINFER_ERRORS_MD;
+    std::stringstream ss;
+    ss << in.rdbuf();
+    const std::string doc = ss.str();
+    std::set<std::string> seen;
+    for (int i = 1; i <= static_cast<int>(errc::index_out_of_range); ++i) {
+        const std::string name(minfer::gguf::to_string(static_cast<errc>(i)));
+        EXPECT_NE(name, "unknown") << "code " << i << " has no name";
+        EXPECT_TRUE(seen.insert(name).second) << "two codes are named " << name;
+        EXPECT_NE(doc.find("| `" + name + "` |"), std::string::npos) << "docs/ERRORS.md has no row for " << name;
+    }
+    EXPECT_EQ(minfer::gguf::to_string(static_cast<errc>(200)), "unknown");
+}
