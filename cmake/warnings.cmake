@@ -1,7 +1,7 @@
 # Warnings for our own targets; MINFER_WERROR (the dev presets) makes them errors.
 function(minfer_warnings target)
     target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wconversion -Wsign-conversion -Wshadow
-        -Wnon-virtual-dtor -Wold-style-cast -Wcast-align -Wnull-dereference)
+        -Wnon-virtual-dtor -Wold-style-cast -Wcast-align)
     if(MINFER_WERROR)
         target_compile_options(${target} PRIVATE -Werror)
     endif()

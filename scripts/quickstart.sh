@@ -6,5 +6,5 @@ scripts/deps.sh
 cmake --preset release >/dev/null
 cmake --build --preset release --target minfer minfer-sample
 mkdir -p build/sample
-build/release/tools/minfer-sample build/sample/qwen2-sample.gguf >/dev/null
+build/release/tools/sample/minfer-sample build/sample/qwen2-sample.gguf >/dev/null
 build/release/cli/minfer info build/sample/qwen2-sample.gguf "$@"
