@@ -10,7 +10,7 @@
 namespace minfer::gguf {
 namespace {
 
-constexpr std::array<std::string_view, 46> code_names{
+constexpr std::array<std::string_view, 47> code_names{
     "ok", "io_error", "out_of_memory", "truncated", "bad_magic", "bad_version", "byte_swapped",
     "version_unsupported", "version_too_new", "negative_count", "count_too_large", "empty_key", "duplicate_key",
     "bad_value_type", "nested_array", "string_too_long", "string_exceeds_file", "array_too_long",
@@ -19,7 +19,7 @@ constexpr std::array<std::string_view, 46> code_names{
     "not_block_multiple", "size_overflow", "offset_mismatch", "data_size_overflow", "data_truncated",
     "split_not_first", "split_no_mismatch", "split_count_mismatch", "split_part_missing",
     "split_tensor_count_mismatch", "split_duplicate_tensor", "split_bad_key", "key_not_found", "type_mismatch",
-    "tensor_not_found", "index_out_of_range", "unknown"};
+    "tensor_not_found", "index_out_of_range", "nul_in_name", "unknown"};
 
 constexpr std::array<std::string_view, 7> section_names{"file", "header", "metadata", "tensor_info", "data", "split",
                                                         "access"};
@@ -130,10 +130,10 @@ std::string error::description() const {
         case errc::version_too_new:
             return "this GGUF file is version " + num(found) + " but this software only supports up to version " +
                    num(expected);
-        case errc::negative_count: return subject + " is negative: " + snum(found);
+        case errc::negative_count: return escape(subject) + " is negative: " + snum(found);
         case errc::count_too_large:
-            return subject + " = " + num(found) + " is more than the rest of the file can hold (at most " + num(expected) +
-                   ")";
+            return escape(subject) + " = " + num(found) + " is more than the rest of the file can hold (at most " +
+                   num(expected) + ")";
         case errc::empty_key: return "key of KV " + std::to_string(index) + " is empty";
         case errc::duplicate_key:
             return "duplicate key " + s + " for KV " + num(expected) + " and " + num(found);
@@ -205,6 +205,9 @@ std::string error::description() const {
             return (subject.empty() ? std::string("value") : "key " + s) + " has type " + vt_name(found) + ", expected " +
                    vt_name(expected);
         case errc::tensor_not_found: return "tensor " + s + " not found";
+        case errc::nul_in_name:
+            return std::string(where == section::tensor_info ? "tensor name " : "key ") + s +
+                   " holds a NUL byte at position " + num(found) + ", so C readers would see another name";
         case errc::index_out_of_range:
             return "index " + num(found) + " is out of range for an array of " + num(expected) + " elements";
     }
@@ -221,7 +224,9 @@ std::string error::message() const {
     std::string m = escape(file);
     if (n_parts > 0) m += " (part " + num(part) + " of " + num(n_parts) + ")";
     if (!m.empty()) m += ": ";
-    if (where != section::file && where != section::access) {
+    if (where == section::split && offset == 0) {
+        m += "split: ";  // about a part as a whole, not a byte in it
+    } else if (where != section::file && where != section::access) {
         m += std::string(to_string(where)) + " at byte " + num(offset) + ": ";
     }
     m += description();

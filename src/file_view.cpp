@@ -1,6 +1,7 @@
 // file_view::parse: the verifier. One pass over [0, data_offset): header, metadata, tensor table,
 // then the layout of the data section is proven from the table alone (the data is never read).
 // Each check fails through one place (fail()) that records code, section, offset and subject.
+#include <algorithm>
 #include <bit>
 #include <functional>
 #include <new>
@@ -21,6 +22,7 @@ void name_index::reset(std::size_t n) {
     while (cap < n * 2) cap <<= 1;  // load factor <= 1/2
     slots_.assign(cap, 0);
     mask_ = cap - 1;
+    count_ = 0;
 }
 }  // namespace detail
 
@@ -36,6 +38,10 @@ namespace {
 // The smallest records, used to bound counts before anything is allocated.
 constexpr std::uint64_t min_kv_bytes = 8 + 1 + 4 + 1;          // key length, 1-byte key, type, u8
 constexpr std::uint64_t min_tensor_bytes = 8 + 1 + 4 + 4 + 8;  // name length, 1-byte name, n_dims, type, offset
+// Room reserved up front for records: a count the file merely declares (bounded by the file size
+// above, but a multi-GB file still allows hundreds of millions) must not size an allocation. Past
+// this many, the vectors and indexes grow as records are actually read.
+constexpr std::uint64_t initial_records = 4096;
 }  // namespace
 
 class parser {
@@ -130,14 +136,18 @@ private:
 
     // ---- metadata -------------------------------------------------------------------------
     bool metadata() {
-        view_.kvs_.reserve(static_cast<std::size_t>(n_kv_));
-        view_.kv_index_.reset(static_cast<std::size_t>(n_kv_));
+        view_.kvs_.reserve(static_cast<std::size_t>(std::min(n_kv_, initial_records)));
+        view_.kv_index_.reset(static_cast<std::size_t>(std::min(n_kv_, initial_records)));
         for (std::uint64_t i = 0; i < n_kv_; ++i) {
             err_.index = static_cast<std::int64_t>(i);
             kv e{};
             e.offset = cur_.tell();
             if (!read_string(e.key, section::metadata, "key")) return false;
             if (e.key.empty()) return fail(errc::empty_key, section::metadata, e.offset);
+            if (const auto nul = e.key.find('\0'); nul != std::string_view::npos) {
+                subject(e.key);
+                return fail(errc::nul_in_name, section::metadata, e.offset + 8 + nul, 0, nul);
+            }
             const std::int64_t first = view_.kv_index_.insert(e.key, static_cast<std::uint32_t>(i),
                                                               [this](std::uint32_t k) { return view_.kvs_[k].key; });
             if (first >= 0) {
@@ -237,8 +247,8 @@ private:
 
     // ---- tensor table ---------------------------------------------------------------------
     bool tensor_table() {
-        view_.tensors_.reserve(static_cast<std::size_t>(n_tensors_));
-        view_.tensor_index_.reset(static_cast<std::size_t>(n_tensors_));
+        view_.tensors_.reserve(static_cast<std::size_t>(std::min(n_tensors_, initial_records)));
+        view_.tensor_index_.reset(static_cast<std::size_t>(std::min(n_tensors_, initial_records)));
         for (std::uint64_t i = 0; i < n_tensors_; ++i) {
             err_.index = static_cast<std::int64_t>(i);
             tensor_info t{};
@@ -247,6 +257,10 @@ private:
             if (t.name.empty() || t.name.size() > max_name_bytes) {
                 subject(t.name);
                 return fail(errc::bad_name_length, section::tensor_info, t.info_offset, max_name_bytes, t.name.size());
+            }
+            if (const auto nul = t.name.find('\0'); nul != std::string_view::npos) {
+                subject(t.name);
+                return fail(errc::nul_in_name, section::tensor_info, t.info_offset + 8 + nul, 0, nul);
             }
             const std::int64_t first = view_.tensor_index_.insert(
                 t.name, static_cast<std::uint32_t>(i), [this](std::uint32_t k) { return view_.tensors_[k].name; });
@@ -302,10 +316,12 @@ private:
             const std::uint64_t offset_field = t.info_offset + 8 + t.name.size() + 4 + 8ull * t.n_dims + 4;
             if (t.offset != expected)
                 return fail(errc::offset_mismatch, section::tensor_info, offset_field, expected, t.offset);
-            std::uint64_t padded = 0;
+            // (the builtins store the wrapped sum on overflow: keep `expected` intact for the report)
+            std::uint64_t padded = 0, next = 0;
             if (__builtin_add_overflow(t.n_bytes, align - 1, &padded) ||
-                __builtin_add_overflow(expected, padded & ~(align - 1), &expected))
+                __builtin_add_overflow(expected, padded & ~(align - 1), &next))
                 return fail(errc::data_size_overflow, section::tensor_info, offset_field, expected, t.n_bytes);
+            expected = next;
         }
         view_.data_size_ = expected;
         // The file must hold every tensor's bytes (trailing padding after the last one is optional).
@@ -321,7 +337,9 @@ private:
                 const tensor_info& last = view_.tensors_.back();
                 std::uint64_t need = 0;
                 if (__builtin_add_overflow(view_.data_offset_, last.offset + last.n_bytes, &need)) need = UINT64_MAX;
-                return fail(errc::data_truncated, section::data, std::min(view_.data_offset_ + t.offset, size), need, size);
+                std::uint64_t at = 0;
+                if (__builtin_add_overflow(view_.data_offset_, t.offset, &at)) at = size;
+                return fail(errc::data_truncated, section::data, std::min(at, size), need, size);
             }
         }
         err_.index = -1;

@@ -29,7 +29,9 @@ struct fd_guard {
 }  // namespace
 
 result<mapped_file> mapped_file::open(const std::filesystem::path& path, load_mode mode) noexcept {
-    fd_guard fd{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+    // O_NONBLOCK: opening a FIFO for reading would otherwise block until a writer appears, before the
+    // S_ISREG check below can refuse it. It has no effect on reads of regular files.
+    fd_guard fd{::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK)};
     if (fd.fd < 0) return unexpected(io(path, "open", errno));
     struct stat st {};
     if (::fstat(fd.fd, &st) != 0) return unexpected(io(path, "stat", errno));

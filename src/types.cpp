@@ -18,12 +18,12 @@ constexpr std::array<type_traits, tensor_type_count> tensor_table{{
     {"q5_1", 32, 24, {}},       // f16 d, m + 4 B + 16 B
     {"q8_0", 32, 34, {}},       // f16 d + 32 B
     {"q8_1", 32, 36, {}},       // f16 d, s + 32 B
-    {"q2_k", 256, 84, {}},
-    {"q3_k", 256, 110, {}},
-    {"q4_k", 256, 144, {}},
-    {"q5_k", 256, 176, {}},
-    {"q6_k", 256, 210, {}},
-    {"q8_k", 256, 292, {}},     // f32 d + 256 B + 16 x i16 bsums
+    {"q2_K", 256, 84, {}},
+    {"q3_K", 256, 110, {}},
+    {"q4_K", 256, 144, {}},
+    {"q5_K", 256, 176, {}},
+    {"q6_K", 256, 210, {}},
+    {"q8_K", 256, 292, {}},     // f32 d + 256 B + 16 x i16 bsums
     {"iq2_xxs", 256, 66, {}},
     {"iq2_xs", 256, 74, {}},
     {"iq3_xxs", 256, 98, {}},
@@ -84,7 +84,7 @@ std::optional<tensor_type> tensor_type_from_name(std::string_view name) noexcept
         if (n.size() != name.size()) continue;
         bool same = true;
         for (std::size_t j = 0; j < n.size() && same; ++j)
-            same = n[j] == static_cast<char>(std::tolower(static_cast<unsigned char>(name[j])));
+            same = std::tolower(static_cast<unsigned char>(n[j])) == std::tolower(static_cast<unsigned char>(name[j]));
         if (same) return static_cast<tensor_type>(i);
     }
     return std::nullopt;

@@ -7,7 +7,8 @@
 #include <new>
 #include <string>
 #include <unistd.h>
-#include <unordered_set>
+#include <atomic>
+#include <unordered_map>
 
 #include "minfer/gguf/file_view.hpp"
 #include "minfer/gguf/tensor.hpp"
@@ -163,6 +164,39 @@ writer& writer::add_zero_tensor(std::string_view name, tensor_type type, std::sp
 
 template <class Sink>
 result<void> writer::emit(Sink& sink) const {
+    // Keys and array element types, checked as the loader will check them, so that the writer never
+    // produces a file its own loader refuses.
+    for (std::size_t i = 0; i < kvs_.size(); ++i) {
+        const kv_record& r = kvs_[i];
+        error e;
+        e.where = section::metadata;
+        e.index = static_cast<std::int64_t>(i);
+        e.subject = r.key;
+        if (r.key.empty()) {
+            e.code = errc::empty_key;
+            return unexpected(std::move(e));
+        }
+        if (const auto nul = r.key.find('\0'); nul != std::string::npos) {
+            e.code = errc::nul_in_name;
+            e.found = nul;
+            return unexpected(std::move(e));
+        }
+        std::uint32_t tag = 0, elem = 0;
+        std::memcpy(&tag, r.encoded.data(), 4);
+        if (tag != static_cast<std::uint32_t>(value_type::array)) continue;
+        std::memcpy(&elem, r.encoded.data() + 4, 4);
+        if (elem == static_cast<std::uint32_t>(value_type::array)) {
+            e.code = errc::nested_array;
+            return unexpected(std::move(e));
+        }
+        if (elem >= value_type_count) {
+            e.code = errc::bad_value_type;
+            e.found = elem;
+            e.detail = "array element type";
+            return unexpected(std::move(e));
+        }
+    }
+
     // The alignment, checked as the loader will check it.
     std::uint64_t align = default_alignment;
     for (const kv_record& r : kvs_) {
@@ -198,7 +232,7 @@ result<void> writer::emit(Sink& sink) const {
         append_bytes(head, r.encoded.data(), r.encoded.size());
     }
 
-    std::unordered_set<std::string_view> names;
+    std::unordered_map<std::string_view, std::size_t> names;  // name -> first index
     std::vector<std::uint64_t> sizes;
     sizes.reserve(tensors_.size());
     std::uint64_t offset = 0;
@@ -214,8 +248,14 @@ result<void> writer::emit(Sink& sink) const {
             e.found = t.name.size();
             return unexpected(std::move(e));
         }
-        if (!names.insert(t.name).second) {
+        if (const auto nul = t.name.find('\0'); nul != std::string::npos) {
+            e.code = errc::nul_in_name;
+            e.found = nul;
+            return unexpected(std::move(e));
+        }
+        if (const auto [it, fresh] = names.emplace(t.name, i); !fresh) {
             e.code = errc::duplicate_tensor;
+            e.expected = it->second;
             e.found = i;
             return unexpected(std::move(e));
         }
@@ -271,11 +311,15 @@ result<std::vector<std::byte>> writer::to_bytes() const noexcept {
 result<void> writer::write(const std::filesystem::path& path) const noexcept {
     try {
         const std::string target = path.string();
-        const std::string tmp = target + ".tmp";
+        // A name of its own per writer, so two writers to one path never share a temporary.
+        static std::atomic<unsigned> serial{0};
+        const std::string tmp = target + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(serial++);
         const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
         if (fd < 0) return unexpected(write_error(tmp, "create", errno));
         file_sink sink{fd};
         auto r = emit(sink);
+        // The bytes reach the disk before the name does, so a crash leaves the old file or the new one.
+        if (r && sink.err == 0 && ::fsync(fd) != 0) sink.err = errno;
         const int close_rc = ::close(fd);
         if (!r || sink.err != 0 || close_rc != 0) {
             ::unlink(tmp.c_str());

@@ -16,11 +16,11 @@ TEST(ErrorsDoc, EveryCodeHasARowAndANameOfItsOwn) {
     ss << in.rdbuf();
     const std::string doc = ss.str();
     std::set<std::string> seen;
-    for (int i = 1; i <= static_cast<int>(errc::index_out_of_range); ++i) {
+    for (int i = 1; minfer::gguf::to_string(static_cast<errc>(i)) != "unknown"; ++i) {
         const std::string name(minfer::gguf::to_string(static_cast<errc>(i)));
-        EXPECT_NE(name, "unknown") << "code " << i << " has no name";
         EXPECT_TRUE(seen.insert(name).second) << "two codes are named " << name;
         EXPECT_NE(doc.find("| `" + name + "` |"), std::string::npos) << "docs/ERRORS.md has no row for " << name;
     }
+    EXPECT_EQ(seen.size(), static_cast<std::size_t>(errc::nul_in_name)) << "a code between 1 and the last has no name";
     EXPECT_EQ(minfer::gguf::to_string(static_cast<errc>(200)), "unknown");
 }

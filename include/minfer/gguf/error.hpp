@@ -64,6 +64,9 @@ enum class errc : std::uint8_t {
     type_mismatch,       ///< the key holds another type; expected/found = value_type
     tensor_not_found,    ///< no such tensor
     index_out_of_range,  ///< array index past the end; expected = size, found = index
+    // metadata and tensor info (added after the first release of the list)
+    nul_in_name,  ///< a key or tensor name holding a NUL byte (C readers such as llama.cpp would see a
+                  ///< different, shorter name); found = the NUL's position in the name
 };
 
 /// The region of a GGUF file an error belongs to.

@@ -25,19 +25,24 @@ inline constexpr std::uint64_t max_array_elems = 1ull << 30;   ///< cap on one a
 inline constexpr std::string_view alignment_key = "general.alignment";
 
 namespace detail {
-/// Open-addressing hash index from names to ordinals, sized once; used for keys and tensors.
+/// Open-addressing hash index from names to ordinals; used for keys and tensors. It grows as names
+/// are inserted, so a count declared by a file never sizes it (only names actually read do).
 class name_index {
 public:
-    void reset(std::size_t n);  // may throw std::bad_alloc (caught at the API boundary)
+    /// Empty the index and size it for about `n` names. May throw std::bad_alloc (caught at the
+    /// API boundary).
+    void reset(std::size_t n);
     /// Insert `name` as ordinal `id` unless present. Returns the ordinal already stored, or -1.
+    /// May throw std::bad_alloc when the table grows.
     template <class NameOf>
-    std::int64_t insert(std::string_view name, std::uint32_t id, NameOf&& name_of) noexcept;
+    std::int64_t insert(std::string_view name, std::uint32_t id, NameOf&& name_of);
     template <class NameOf>
     std::int64_t find(std::string_view name, NameOf&& name_of) const noexcept;
 
 private:
     std::vector<std::uint32_t> slots_;  // ordinal + 1; 0 = empty
     std::size_t mask_ = 0;
+    std::size_t count_ = 0;
 };
 }  // namespace detail
 
@@ -98,11 +103,24 @@ namespace detail {
 std::size_t hash_name(std::string_view s) noexcept;
 
 template <class NameOf>
-std::int64_t name_index::insert(std::string_view name, std::uint32_t id, NameOf&& name_of) noexcept {
+std::int64_t name_index::insert(std::string_view name, std::uint32_t id, NameOf&& name_of) {
+    if (2 * (count_ + 1) > slots_.size()) {  // keep the load factor <= 1/2: double and re-place
+        const std::vector<std::uint32_t> old = std::move(slots_);
+        const std::size_t n = count_;
+        reset(2 * (n + 1));
+        for (const std::uint32_t s : old) {
+            if (s == 0) continue;
+            std::size_t i = hash_name(name_of(s - 1)) & mask_;
+            while (slots_[i] != 0) i = (i + 1) & mask_;
+            slots_[i] = s;
+        }
+        count_ = n;
+    }
     for (std::size_t i = hash_name(name) & mask_;; i = (i + 1) & mask_) {
         const std::uint32_t s = slots_[i];
         if (s == 0) {
             slots_[i] = id + 1;
+            ++count_;
             return -1;
         }
         if (name_of(s - 1) == name) return static_cast<std::int64_t>(s - 1);

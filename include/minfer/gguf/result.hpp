@@ -1,8 +1,7 @@
 #pragma once
 // result<T>: a value or an error, shaped like a subset of C++23 std::expected<T, error> so it can be
-// swapped for it later. No exceptions: using value() on an error is a programming error (checked by
-// assert in debug builds), never something a file can cause.
-#include <cassert>
+// swapped for it later. No exceptions: using value() on an error (or error() on a value) is a
+// programming error, never something a file can cause, and traps.
 #include <optional>
 #include <type_traits>
 #include <utility>
@@ -29,26 +28,42 @@ public:
     [[nodiscard]] bool has_value() const noexcept { return v_.index() == 0; }
     explicit operator bool() const noexcept { return has_value(); }
 
-    T& value() & noexcept { assert(has_value()); return *std::get_if<0>(&v_); }
-    const T& value() const& noexcept { assert(has_value()); return *std::get_if<0>(&v_); }
-    T&& value() && noexcept { assert(has_value()); return std::move(*std::get_if<0>(&v_)); }
+    // value() of an error is a programming error, never something a file can cause: it traps.
+    T& value() & noexcept { check(); return *std::get_if<0>(&v_); }
+    const T& value() const& noexcept { check(); return *std::get_if<0>(&v_); }
+    T&& value() && noexcept { check(); return std::move(*std::get_if<0>(&v_)); }
 
     T& operator*() & noexcept { return value(); }
     const T& operator*() const& noexcept { return value(); }
     T&& operator*() && noexcept { return std::move(*this).value(); }
     T* operator->() & noexcept { return &value(); }
     const T* operator->() const& noexcept { return &value(); }
-    // `open(path)->view()` would borrow from a temporary that dies at the end of the statement.
-    T* operator->() && = delete;
-    const T* operator->() const&& = delete;
+    // `open(path)->view()` would borrow from a temporary that dies at the end of the statement, so
+    // -> on a temporary result is refused for owners (types that are not trivially copyable, such
+    // as model and file_view). Views (array_view, string_view, kv pointers) stay usable.
+    T* operator->() && noexcept requires std::is_trivially_copyable_v<T> { return &value(); }
+    T* operator->() && requires(!std::is_trivially_copyable_v<T>) = delete;
+    const T* operator->() const&& requires(!std::is_trivially_copyable_v<T>) = delete;
 
-    const gguf::error& error() const& noexcept { assert(!has_value()); return *std::get_if<1>(&v_); }
-    gguf::error&& error() && noexcept { assert(!has_value()); return std::move(*std::get_if<1>(&v_)); }
+    const gguf::error& error() const& noexcept {
+        if (has_value()) [[unlikely]]
+            __builtin_trap();
+        return *std::get_if<1>(&v_);
+    }
+    gguf::error&& error() && noexcept {
+        if (has_value()) [[unlikely]]
+            __builtin_trap();
+        return std::move(*std::get_if<1>(&v_));
+    }
 
     template <class U>
     T value_or(U&& fallback) const& { return has_value() ? value() : static_cast<T>(std::forward<U>(fallback)); }
 
 private:
+    void check() const noexcept {
+        if (!has_value()) [[unlikely]]
+            __builtin_trap();
+    }
     std::variant<T, gguf::error> v_;
 };
 
@@ -59,8 +74,16 @@ public:
     result(unexpected u) noexcept : err_(std::move(u.err)) {}
     [[nodiscard]] bool has_value() const noexcept { return !err_.has_value(); }
     explicit operator bool() const noexcept { return has_value(); }
-    const gguf::error& error() const& noexcept { assert(!has_value()); return *err_; }
-    gguf::error&& error() && noexcept { assert(!has_value()); return std::move(*err_); }
+    const gguf::error& error() const& noexcept {
+        if (has_value()) [[unlikely]]
+            __builtin_trap();
+        return *err_;
+    }
+    gguf::error&& error() && noexcept {
+        if (has_value()) [[unlikely]]
+            __builtin_trap();
+        return std::move(*err_);
+    }
 
 private:
     std::optional<gguf::error> err_;

@@ -32,7 +32,7 @@ inline constexpr std::uint32_t tensor_type_count = 43;
 
 /// Block arithmetic of one tensor type: `block_elems` values are stored in `block_bytes` bytes.
 struct type_traits {
-    std::string_view name;        ///< ggml's name: "f32", "q4_0", "q8_k", …
+    std::string_view name;        ///< ggml's name, spelled as ggml does: "f32", "q4_0", "q4_K", "iq2_xxs", …
     std::uint32_t block_elems;    ///< values per block (1 for plain types); 0 for removed types
     std::uint32_t block_bytes;    ///< bytes per block; 0 for removed types
     std::string_view replaced_by; ///< for removed types: what replaced them; empty otherwise

@@ -1,6 +1,6 @@
 #pragma once
 // writer: builds a GGUF v3 file from metadata and tensors. Keys keep insertion order (setting a key
-// again replaces its value in place, as gguf_set_* does); tensors are laid out back to back, each
+// again replaces its value in place; llama.cpp's gguf_set_* moves it to the end instead); tensors are laid out back to back, each
 // padded to general.alignment (32 unless set as a u32). write() goes to "<path>.tmp" and renames it
 // into place, so a reader never sees a half-written file.
 #include <cstddef>
@@ -53,7 +53,8 @@ public:
     std::size_t tensor_count() const noexcept { return tensors_.size(); }
 
     /// Serialise to a file. @returns io_error, or a tensor_info error for an invalid tensor, or
-    /// bad_alignment / alignment_wrong_type for an unusable general.alignment.
+    /// bad_alignment / alignment_wrong_type for an unusable general.alignment, or empty_key /
+    /// nested_array / bad_value_type for metadata the loader would refuse.
     result<void> write(const std::filesystem::path& path) const noexcept;
     /// Serialise to memory (holes become zero bytes). Same errors as write() but io_error.
     result<std::vector<std::byte>> to_bytes() const noexcept;

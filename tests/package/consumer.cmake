@@ -1,0 +1,43 @@
+# cmake -P driver of the package tests. MODE=subdirectory: configure the consumer with
+# MINFER_SOURCE_DIR (add_subdirectory of the checkout, library only). MODE=install: install the build
+# BUILD_DIR into PREFIX (building TARGETS first, as `cmake --install` needs them), check what was
+# installed, and configure the consumer with find_package(minfer) through CMAKE_PREFIX_PATH. Then, in
+# both modes, build the consumer (-j 2) and run it.
+# Other variables: SOURCE_DIR, CONSUMER_SRC, CONSUMER_BUILD, GENERATOR, MAKE_PROGRAM, CXX, BUILD_TYPE.
+function(run)
+    execute_process(COMMAND ${ARGV} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+    if(NOT rc EQUAL 0)
+        string(REPLACE ";" " " cmd "${ARGV}")
+        message(FATAL_ERROR "failed (${rc}): ${cmd}\n${out}\n${err}")
+    endif()
+    message("${out}")
+endfunction()
+
+file(REMOVE_RECURSE ${CONSUMER_BUILD})
+set(configure ${CMAKE_COMMAND} -S ${CONSUMER_SRC} -B ${CONSUMER_BUILD} -G ${GENERATOR}
+    -DCMAKE_MAKE_PROGRAM=${MAKE_PROGRAM} -DCMAKE_CXX_COMPILER=${CXX} -DCMAKE_BUILD_TYPE=${BUILD_TYPE})
+if(MODE STREQUAL "subdirectory")
+    run(${configure} -DMINFER_SOURCE_DIR=${SOURCE_DIR} -DMINFER_BUILD_CLI=OFF -DMINFER_BUILD_TESTS=OFF)
+elseif(MODE STREQUAL "install")
+    file(REMOVE_RECURSE ${PREFIX})
+    run(${CMAKE_COMMAND} --build ${BUILD_DIR} --target ${TARGETS})  # a no-op when the build is current
+    run(${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${PREFIX})
+    foreach(f include/minfer/gguf.hpp include/minfer/gguf/file_view.hpp include/minfer/gguf/writer.hpp)
+        if(NOT EXISTS ${PREFIX}/${f})
+            message(FATAL_ERROR "${f} was not installed")
+        endif()
+    endforeach()
+    file(GLOB_RECURSE internal ${PREFIX}/*byte_cursor.hpp)
+    if(internal)
+        message(FATAL_ERROR "an internal header was installed: ${internal}")
+    endif()
+    file(GLOB_RECURSE config ${PREFIX}/*/minfer-config.cmake)
+    if(NOT config)
+        message(FATAL_ERROR "minfer-config.cmake was not installed")
+    endif()
+    run(${configure} -DCMAKE_PREFIX_PATH=${PREFIX})
+else()
+    message(FATAL_ERROR "MODE must be subdirectory or install")
+endif()
+run(${CMAKE_COMMAND} --build ${CONSUMER_BUILD} -j 2)
+run(${CONSUMER_BUILD}/consumer ${CONSUMER_BUILD}/consumer.gguf)

@@ -1,0 +1,280 @@
+// Error text: code and section ids, exact message goldens, and escaping of file-controlled bytes.
+#include <gtest/gtest.h>
+
+#include <cerrno>
+
+#include "gguf_bytes.hpp"
+
+using namespace minfer::gguf;
+using namespace minfer::test;
+
+namespace {
+
+TEST(ErrorIds, EveryCodeHasItsStableName) {
+    const char* names[] = {"ok",
+                           "io_error",
+                           "out_of_memory",
+                           "truncated",
+                           "bad_magic",
+                           "bad_version",
+                           "byte_swapped",
+                           "version_unsupported",
+                           "version_too_new",
+                           "negative_count",
+                           "count_too_large",
+                           "empty_key",
+                           "duplicate_key",
+                           "bad_value_type",
+                           "nested_array",
+                           "string_too_long",
+                           "string_exceeds_file",
+                           "array_too_long",
+                           "array_exceeds_file",
+                           "bad_bool",
+                           "alignment_wrong_type",
+                           "bad_alignment",
+                           "bad_name_length",
+                           "duplicate_tensor",
+                           "bad_n_dims",
+                           "bad_dim",
+                           "shape_overflow",
+                           "bad_tensor_type",
+                           "removed_tensor_type",
+                           "not_block_multiple",
+                           "size_overflow",
+                           "offset_mismatch",
+                           "data_size_overflow",
+                           "data_truncated",
+                           "split_not_first",
+                           "split_no_mismatch",
+                           "split_count_mismatch",
+                           "split_part_missing",
+                           "split_tensor_count_mismatch",
+                           "split_duplicate_tensor",
+                           "split_bad_key",
+                           "key_not_found",
+                           "type_mismatch",
+                           "tensor_not_found",
+                           "index_out_of_range",
+                           "nul_in_name"};
+    for (std::size_t i = 0; i < std::size(names); ++i) EXPECT_EQ(to_string(static_cast<errc>(i)), names[i]) << i;
+    EXPECT_EQ(static_cast<std::size_t>(errc::nul_in_name) + 1, std::size(names));
+    EXPECT_EQ(to_string(static_cast<errc>(std::size(names))), "unknown");
+    EXPECT_EQ(to_string(static_cast<errc>(255)), "unknown");
+}
+
+TEST(ErrorIds, Sections) {
+    EXPECT_EQ(to_string(section::file), "file");
+    EXPECT_EQ(to_string(section::header), "header");
+    EXPECT_EQ(to_string(section::metadata), "metadata");
+    EXPECT_EQ(to_string(section::tensor_info), "tensor_info");
+    EXPECT_EQ(to_string(section::data), "data");
+    EXPECT_EQ(to_string(section::split), "split");
+    EXPECT_EQ(to_string(section::access), "access");
+    EXPECT_EQ(to_string(static_cast<section>(99)), "unknown");
+}
+
+TEST(ErrorIds, EveryCodeDescribesItselfWithoutCrashing) {
+    for (std::uint32_t c = 0; c <= static_cast<std::uint32_t>(errc::index_out_of_range) + 1; ++c) {
+        for (section s : {section::file, section::header, section::tensor_info, section::split}) {
+            error e;
+            e.code = static_cast<errc>(c);
+            e.where = s;
+            e.found = 0xFFFFFFFFFFFFFFFFull;  // hostile values must not break the text
+            e.expected = 3;
+            e.subject = std::string("x\0y", 3);
+            const std::string m = e.message();
+            EXPECT_FALSE(e.description().empty()) << c;
+            EXPECT_NE(m.find("[" + std::string(to_string(e.code)) + "]"), std::string::npos) << m;
+            EXPECT_EQ(m.find('\0'), std::string::npos) << c;
+        }
+    }
+}
+
+// ---- goldens -------------------------------------------------------------------------------
+
+std::string message_of(const gguf_bytes& g, const std::string& file = "x.gguf") {
+    error e = parse_error(g);
+    e.file = file;
+    return e.message();
+}
+
+TEST(ErrorGoldens, OffsetMismatch) {
+    gguf_bytes g;
+    g.header(3, 1, 0).tensor_info("w", {16}, tensor_type::f32, 64).pad(32).zeros(128);
+    EXPECT_EQ(message_of(g), "x.gguf: tensor_info at byte 49: tensor 'w' has offset 64, expected 0 [offset_mismatch]");
+}
+
+TEST(ErrorGoldens, BadMagic) {
+    gguf_bytes g;
+    g.raw("PK\x03\x04").zeros(20);  // a zip file
+    EXPECT_EQ(message_of(g),
+              "x.gguf: header at byte 0: invalid magic characters: 'PK\\x03\\x04', expected 'GGUF' [bad_magic]");
+}
+
+TEST(ErrorGoldens, ByteSwapped) {
+    gguf_bytes g;
+    g.header(0x03000000u, 0, 0);
+    EXPECT_EQ(message_of(g),
+              "x.gguf: header at byte 4: this GGUF file version 50331648 is extremely large, is there a mismatch "
+              "between the host and model endianness? [byte_swapped]");
+}
+
+TEST(ErrorGoldens, CountTooLarge) {
+    gguf_bytes g;
+    g.header(3, 0, std::int64_t{1} << 62);
+    EXPECT_EQ(message_of(g),
+              "x.gguf: header at byte 16: n_kv = 4611686018427387904 is more than the rest of the file can hold "
+              "(at most 0) [count_too_large]");
+}
+
+TEST(ErrorGoldens, StringExceedsFile) {
+    gguf_bytes g;
+    g.header(3, 0, 1).key("general.name", value_type::string).str_len(1900544, "abc");
+    EXPECT_EQ(message_of(g),
+              "x.gguf: metadata at byte 48: string length 1900544 exceeds remaining file size 3 bytes (string value "
+              "of 'general.name') [string_exceeds_file]");
+}
+
+TEST(ErrorGoldens, DuplicateKey) {
+    gguf_bytes g;
+    g.header(3, 0, 2).kv_u32("k", 1).kv_u32("k", 2);
+    EXPECT_EQ(message_of(g), "x.gguf: metadata at byte 41: duplicate key 'k' for KV 0 and 1 [duplicate_key]");
+}
+
+TEST(ErrorGoldens, NotBlockMultiple) {
+    gguf_bytes g;
+    g.header(3, 1, 0).tensor_info("blk.0.ffn_down.weight", {895, 4}, tensor_type::q4_0, 0);
+    EXPECT_EQ(message_of(g),
+              "x.gguf: tensor_info at byte 57: tensor 'blk.0.ffn_down.weight' of type 2 (q4_0) has 895 elements per "
+              "row, not a multiple of block size (32) [not_block_multiple]");
+}
+
+TEST(ErrorGoldens, RemovedType) {
+    gguf_bytes g;
+    g.header(3, 1, 0).tensor_info("w", {32}, 31u, 0);
+    EXPECT_EQ(message_of(g),
+              "x.gguf: tensor_info at byte 45: tensor 'w' has type 31 (q4_0_4_4), which ggml no longer supports in "
+              "files; re-convert it as q4_0 [removed_tensor_type]");
+}
+
+TEST(ErrorGoldens, DataTruncated) {
+    gguf_bytes g;
+    g.header(3, 1, 0).tensor_info("w", {64}, tensor_type::f32, 0).pad(32).zeros(100);
+    EXPECT_EQ(message_of(g),
+              "x.gguf: data at byte 64: tensor 'w' needs the file to hold 320 bytes, but it has 164: 156 bytes "
+              "missing (truncated download?) [data_truncated]");
+}
+
+TEST(ErrorGoldens, SplitPartContext) {
+    error e;
+    e.code = errc::split_no_mismatch;
+    e.where = section::split;
+    e.subject = "m-00002-of-00003.gguf";
+    e.file = "m-00002-of-00003.gguf";
+    e.part = 2;
+    e.n_parts = 3;
+    e.expected = 1;
+    e.found = 2;
+    EXPECT_EQ(e.message(),
+              "m-00002-of-00003.gguf (part 2 of 3): split: split 'm-00002-of-00003.gguf' has split.no=2, "
+              "expected 1 [split_no_mismatch]");
+}
+
+TEST(ErrorGoldens, AccessErrorsHaveNoLocation) {
+    gguf_bytes g;
+    g.header(3, 0, 1).kv_u32("llama.block_count", 2);
+    auto r = file_view::parse(g.span());
+    ASSERT_TRUE(r);
+    EXPECT_EQ(error_of(r->get<std::string_view>("llama.block_count")).message(),
+              "key 'llama.block_count' has type u32, expected string [type_mismatch]");
+    auto a = r->find("llama.block_count")->get<array_view>();
+    EXPECT_EQ(error_of(a).message(), "key 'llama.block_count' has type u32, expected array [type_mismatch]");
+    array_view empty;
+    EXPECT_EQ(error_of(empty.at<std::uint8_t>(3)).message(),
+              "index 3 is out of range for an array of 0 elements [index_out_of_range]");
+    EXPECT_EQ(error_of(empty.at<float>(0)).message(), "value has type u8, expected f32 [type_mismatch]");
+}
+
+TEST(ErrorGoldens, IoError) {
+    temp_dir dir;
+    const auto p = dir / "nope.gguf";
+    EXPECT_EQ(error_of(mapped_file::open(p)).message(),
+              p.string() + ": cannot open '" + p.string() + "': No such file or directory [io_error]");
+}
+
+TEST(ErrorGoldens, NoFileNoPrefix) {
+    error e;
+    e.code = errc::bad_version;
+    e.where = section::header;
+    e.offset = 4;
+    EXPECT_EQ(e.message(), "header at byte 4: bad GGUF version: 0 [bad_version]");
+    error ok;
+    EXPECT_EQ(ok.message(), "no error [ok]");
+}
+
+// ---- escaping ------------------------------------------------------------------------------
+
+TEST(Escape, PrintableAsciiAsIs) {
+    EXPECT_EQ(escape("blk.0.attn_q.weight"), "blk.0.attn_q.weight");
+    EXPECT_EQ(escape(""), "");
+    EXPECT_EQ(escape(" ~"), " ~");
+}
+
+TEST(Escape, CEscapes) {
+    EXPECT_EQ(escape("a\nb\tc\rd"), "a\\nb\\tc\\rd");
+    EXPECT_EQ(escape("it's"), "it\\'s");
+    EXPECT_EQ(escape("back\\slash"), "back\\\\slash");
+}
+
+TEST(Escape, ControlBytesAsHex) {
+    EXPECT_EQ(escape(std::string("\0\x01\x1b\x7f", 4)), "\\x00\\x01\\x1B\\x7F");
+    EXPECT_EQ(escape("\x1b[2J\x1b]0;pwned\x07"), "\\x1B[2J\\x1B]0;pwned\\x07");  // terminal escapes neutralised
+}
+
+TEST(Escape, Utf8) {
+    EXPECT_EQ(escape("\xE2\x96\x81the"), "\xE2\x96\x81the");            // U+2581, kept
+    EXPECT_EQ(escape("caf\xC3\xA9"), "caf\xC3\xA9");                    // U+00E9
+    EXPECT_EQ(escape("\xF0\x9F\x98\x80"), "\xF0\x9F\x98\x80");          // U+1F600
+    EXPECT_EQ(escape("\xC3"), "\\xC3");                                  // cut sequence
+    EXPECT_EQ(escape("\xC0\xAF"), "\\xC0\\xAF");                         // overlong '/'
+    EXPECT_EQ(escape("\xE0\x80\xAF"), "\\xE0\\x80\\xAF");                // overlong 3-byte
+    EXPECT_EQ(escape("\xED\xA0\x80"), "\\xED\\xA0\\x80");                // UTF-16 surrogate
+    EXPECT_EQ(escape("\xF4\x90\x80\x80"), "\\xF4\\x90\\x80\\x80");       // above U+10FFFF
+    EXPECT_EQ(escape("\xFF\xFE"), "\\xFF\\xFE");
+    EXPECT_EQ(escape("\xE2\x96"), "\\xE2\\x96");
+}
+
+TEST(Escape, DangerousCodePointsAsUnicodeEscapes) {
+    EXPECT_EQ(escape("\xC2\x85"), "\\u0085");                        // NEL, a C1 control
+    EXPECT_EQ(escape("\xC2\x9B" "31m"), "\\u009B31m");               // CSI
+    EXPECT_EQ(escape("abc\xE2\x80\xAE" "fdp.exe"), "abc\\u202Efdp.exe");  // right-to-left override
+    EXPECT_EQ(escape("\xE2\x81\xA6"), "\\u2066");                    // left-to-right isolate
+}
+
+TEST(Escape, SubjectsAreEscapedInMessages) {
+    gguf_bytes g;
+    const std::string evil = "w\x1b[31m\xE2\x80\xAE";
+    g.header(3, 1, 0).tensor_info(evil, {33}, tensor_type::q4_0, 0);
+    const error e = parse_error(g);
+    EXPECT_EQ(e.subject, evil);
+    EXPECT_EQ(e.description(),
+              "tensor 'w\\x1B[31m\\u202E' of type 2 (q4_0) has 33 elements per row, not a multiple of block size (32)");
+    error f;
+    f.code = errc::io_error;
+    f.file = "dir/\x1b]0;x\x07.gguf";
+    f.sys_errno = ENOENT;
+    EXPECT_EQ(f.message(), "dir/\\x1B]0;x\\x07.gguf: cannot open 'dir/\\x1B]0;x\\x07.gguf': No such file or directory "
+                           "[io_error]");
+}
+
+TEST(Escape, LongSubjectsAreCapped) {
+    gguf_bytes g;
+    const std::string key(1000, 'k');
+    g.header(3, 0, 2).kv_u8(key, 1).kv_u8(key, 2);
+    const error e = parse_error(g);
+    EXPECT_EQ(e.code, errc::duplicate_key);
+    EXPECT_EQ(e.subject.size(), 256u);
+}
+
+}  // namespace
