@@ -10,35 +10,6 @@
 namespace minfer::cli {
 namespace {
 
-// Length of the valid UTF-8 sequence at s[i] (1 for ASCII), or 0 when the byte starts no valid sequence.
-std::size_t utf8_seq(std::string_view s, std::size_t i) noexcept {
-    const auto b0 = static_cast<unsigned char>(s[i]);
-    if (b0 < 0x80) return 1;
-    std::size_t n = 0;
-    std::uint32_t cp = 0;
-    if (b0 >= 0xC2 && b0 <= 0xDF) {
-        n = 2;
-        cp = b0 & 0x1Fu;
-    } else if (b0 >= 0xE0 && b0 <= 0xEF) {
-        n = 3;
-        cp = b0 & 0x0Fu;
-    } else if (b0 >= 0xF0 && b0 <= 0xF4) {
-        n = 4;
-        cp = b0 & 0x07u;
-    } else {
-        return 0;
-    }
-    if (n > s.size() - i) return 0;
-    for (std::size_t k = 1; k < n; ++k) {
-        const auto b = static_cast<unsigned char>(s[i + k]);
-        if ((b & 0xC0) != 0x80) return 0;
-        cp = (cp << 6) | (b & 0x3Fu);
-    }
-    if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000)) return 0;  // overlong
-    if ((cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF) return 0;    // surrogate, out of range
-    return n;
-}
-
 bool is_directory(const std::string& path) {
     std::error_code ec;
     return std::filesystem::is_directory(std::filesystem::path(path), ec);
@@ -94,27 +65,7 @@ std::string quoted(std::string_view s, std::size_t limit) {
         for (int k = 0; k < 3 && n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80; ++k) --n;
         shown = s.substr(0, n);
     }
-    const std::string esc = gguf::escape(shown);
-    std::string out;
-    out.reserve(esc.size() + 24);
-    out += '"';
-    for (std::size_t i = 0; i < esc.size(); ++i) {
-        const char c = esc[i];
-        if (c == '\\' && i + 1 < esc.size()) {
-            // Every backslash of escape()'s output starts an escape sequence; \' needs none in "…".
-            if (esc[i + 1] == '\'') {
-                out += '\'';
-            } else {
-                out += '\\';
-                out += esc[i + 1];
-            }
-            ++i;
-        } else if (c == '"') {
-            out += "\\\"";
-        } else {
-            out += c;
-        }
-    }
+    std::string out = '"' + gguf::escape(shown, '"');
     out += '"';
     if (cut) out += fmt::format("… ({} bytes)", s.size());
     return out;
@@ -123,7 +74,7 @@ std::string quoted(std::string_view s, std::size_t limit) {
 std::string json_string(std::string_view s, bool* changed) {
     std::size_t i = 0;
     while (i < s.size()) {
-        const std::size_t n = utf8_seq(s, i);
+        const std::size_t n = gguf::utf8_length_at(s, i);
         if (n == 0) break;
         i += n;
     }
@@ -131,7 +82,7 @@ std::string json_string(std::string_view s, bool* changed) {
     if (i == s.size()) return std::string(s);
     std::string out(s.substr(0, i));
     while (i < s.size()) {
-        const std::size_t n = utf8_seq(s, i);
+        const std::size_t n = gguf::utf8_length_at(s, i);
         if (n == 0) {
             out += fmt::format("\\x{:02X}", static_cast<unsigned char>(s[i]));
             ++i;

@@ -36,26 +36,6 @@ std::string vt_name(std::uint64_t t) {
     return t < value_type_count ? std::string(to_string(static_cast<value_type>(t))) : "type " + num(t);
 }
 
-// Decode one UTF-8 sequence at s[i]; returns its length, or 0 when invalid.
-std::size_t utf8_len(std::string_view s, std::size_t i, std::uint32_t& cp) {
-    const auto b0 = static_cast<unsigned char>(s[i]);
-    std::size_t n = 0;
-    if (b0 >= 0xC2 && b0 <= 0xDF) { n = 2; cp = b0 & 0x1Fu; }
-    else if (b0 >= 0xE0 && b0 <= 0xEF) { n = 3; cp = b0 & 0x0Fu; }
-    else if (b0 >= 0xF0 && b0 <= 0xF4) { n = 4; cp = b0 & 0x07u; }
-    else return 0;
-    if (i + n > s.size()) return 0;
-    for (std::size_t k = 1; k < n; ++k) {
-        const auto b = static_cast<unsigned char>(s[i + k]);
-        if ((b & 0xC0) != 0x80) return 0;
-        cp = (cp << 6) | (b & 0x3Fu);
-    }
-    const bool overlong = (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000);
-    const bool surrogate = cp >= 0xD800 && cp <= 0xDFFF;
-    if (overlong || surrogate || cp > 0x10FFFF) return 0;
-    return n;
-}
-
 }  // namespace
 
 std::string_view to_string(errc code) noexcept {
@@ -66,45 +46,6 @@ std::string_view to_string(errc code) noexcept {
 std::string_view to_string(section where) noexcept {
     const auto i = static_cast<std::size_t>(where);
     return i < section_names.size() ? section_names[i] : std::string_view("unknown");
-}
-
-std::string escape(std::string_view raw) {
-    std::string out;
-    out.reserve(raw.size());
-    char buf[16];
-    for (std::size_t i = 0; i < raw.size();) {
-        const auto c = static_cast<unsigned char>(raw[i]);
-        if (c >= 0x20 && c < 0x7F) {
-            if (c == '\\' || c == '\'') out += '\\';
-            out += static_cast<char>(c);
-            ++i;
-            continue;
-        }
-        switch (c) {
-            case '\n': out += "\\n"; ++i; continue;
-            case '\t': out += "\\t"; ++i; continue;
-            case '\r': out += "\\r"; ++i; continue;
-            default: break;
-        }
-        std::uint32_t cp = 0;
-        const std::size_t n = c >= 0x80 ? utf8_len(raw, i, cp) : 0;
-        // C1 controls and bidirectional overrides are valid UTF-8 but can rewrite a terminal line.
-        const bool dangerous = (cp >= 0x80 && cp <= 0x9F) || (cp >= 0x202A && cp <= 0x202E) ||
-                               (cp >= 0x2066 && cp <= 0x2069);
-        if (n > 0 && !dangerous) {
-            out.append(raw.substr(i, n));
-            i += n;
-        } else if (n > 0) {
-            std::snprintf(buf, sizeof buf, "\\u%04X", static_cast<unsigned>(cp));
-            out += buf;
-            i += n;
-        } else {
-            std::snprintf(buf, sizeof buf, "\\x%02X", static_cast<unsigned>(c));
-            out += buf;
-            ++i;
-        }
-    }
-    return out;
 }
 
 std::string error::description() const {

@@ -15,6 +15,7 @@
 #include "minfer/gguf/split.hpp"
 #include "minfer/gguf/tensor.hpp"
 #include "minfer/gguf/tensor_info.hpp"
+#include "minfer/gguf/text.hpp"
 #include "minfer/gguf/types.hpp"
 #include "minfer/gguf/value.hpp"
 #include "minfer/gguf/writer.hpp"

@@ -8,6 +8,8 @@
 #include <string>
 #include <string_view>
 
+#include "minfer/gguf/text.hpp"
+
 namespace minfer::gguf {
 
 /// Stable error codes. Numbers may grow at the end; existing ones never change meaning.
@@ -100,9 +102,5 @@ struct error {
 private:
     std::string string_context() const;
 };
-
-/// Escape bytes for display: printable ASCII as is, valid UTF-8 as is, everything else as \xNN,
-/// and \n, \t, \r, \\, ' as C escapes. Used for every key, name and string value shown to a person.
-std::string escape(std::string_view raw);
 
 }  // namespace minfer::gguf

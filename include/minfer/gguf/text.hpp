@@ -1,0 +1,20 @@
+#pragma once
+// Showing file text to a person: keys, names and strings come from untrusted files and may hold
+// control characters, invalid UTF-8 or terminal escape sequences.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace minfer::gguf {
+
+/// Length of the valid UTF-8 sequence starting at s[i] (1 for ASCII), or 0 when the byte starts no
+/// valid sequence (stray continuation, overlong form, surrogate, past U+10FFFF, cut short).
+std::size_t utf8_length_at(std::string_view s, std::size_t i) noexcept;
+
+/// Escape bytes for display: printable ASCII as is (with `\` and `quote` backslashed), valid UTF-8
+/// as is, \n \t \r as C escapes, C1 controls and bidirectional overrides as \uXXXX, and every other
+/// byte as \xNN. Used for every key, name and string value shown to a person.
+std::string escape(std::string_view raw, char quote = '\'');
+
+}  // namespace minfer::gguf
