@@ -3,7 +3,8 @@
 // Each check fails through one place (fail()) that records code, section, offset and subject.
 #include <algorithm>
 #include <bit>
-#include <functional>
+#include <cstring>
+#include <sys/auxv.h>
 #include <new>
 
 #include "byte_cursor.hpp"
@@ -15,7 +16,41 @@ static_assert(std::endian::native == std::endian::little, "GGUF is little-endian
 namespace minfer::gguf {
 
 namespace detail {
-std::size_t hash_name(std::string_view s) noexcept { return std::hash<std::string_view>{}(s); }
+namespace {
+// A per-process seed (the kernel's AT_RANDOM bytes), so that a file cannot be crafted offline to
+// make all its names collide and turn the linear-probing indexes quadratic.
+std::uint64_t hash_seed() noexcept {
+    static const std::uint64_t seed = [] {
+        std::uint64_t v = 0x9E3779B97F4A7C15ull;
+        if (const auto at = ::getauxval(AT_RANDOM); at != 0) std::memcpy(&v, reinterpret_cast<const void*>(at), 8);
+        return v;
+    }();
+    return seed;
+}
+
+constexpr std::uint64_t mix(std::uint64_t x) noexcept {  // murmur3's finaliser
+    x ^= x >> 33;
+    x *= 0xFF51AFD7ED558CCDull;
+    x ^= x >> 33;
+    x *= 0xC4CEB9FE1A85EC53ull;
+    x ^= x >> 33;
+    return x;
+}
+}  // namespace
+
+std::size_t hash_name(std::string_view s) noexcept {
+    std::uint64_t h = hash_seed() ^ (s.size() * 0x9E3779B97F4A7C15ull);
+    const char* p = s.data();
+    std::size_t n = s.size();
+    for (; n >= 8; p += 8, n -= 8) {
+        std::uint64_t w;
+        std::memcpy(&w, p, 8);
+        h = mix(h ^ w) + 0x632BE59BD9B4E019ull;
+    }
+    std::uint64_t w = 0;
+    if (n > 0) std::memcpy(&w, p, n);  // an empty view may have a null data()
+    return static_cast<std::size_t>(mix(h ^ w ^ (static_cast<std::uint64_t>(n) << 56)));
+}
 
 void name_index::reset(std::size_t n) {
     std::size_t cap = 8;
