@@ -54,7 +54,7 @@ enum class errc : std::uint8_t {
     data_size_overflow,  ///< the padded data section size overflows 64 bits
     data_truncated,      ///< the file ends before the tensor data does; expected = bytes needed, found = file size
     // multi-part
-    split_not_first,              ///< a later part was given as the entry; expected = 0, found = split.no
+    split_not_first,              ///< a later part was given as the entry; expected = 0, found = its index from the name
     split_no_mismatch,            ///< a part's split.no differs from its position; expected/found = indices
     split_count_mismatch,         ///< split.count disagrees with the file name or part 1
     split_part_missing,           ///< a part named by the set cannot be opened; subject = its path
