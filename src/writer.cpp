@@ -91,13 +91,12 @@ error write_error(const std::string& path, const char* what, int err) {
 }  // namespace
 
 writer& writer::put(std::string_view key, std::vector<std::byte> encoded) {
-    for (kv_record& r : kvs_) {
-        if (r.key == key) {
-            r.encoded = std::move(encoded);
-            return *this;
-        }
+    const auto [it, fresh] = key_index_.try_emplace(std::string(key), kvs_.size());
+    if (!fresh) {
+        kvs_[it->second].encoded = std::move(encoded);
+        return *this;
     }
-    kvs_.push_back({std::string(key), std::move(encoded)});
+    kvs_.push_back({it->first, std::move(encoded)});
     return *this;
 }
 
@@ -147,7 +146,13 @@ writer& writer::set_strings(std::string_view k, std::span<const std::string> str
 }
 
 writer& writer::erase(std::string_view k) {
-    std::erase_if(kvs_, [k](const kv_record& r) { return r.key == k; });
+    const auto it = key_index_.find(std::string(k));
+    if (it == key_index_.end()) return *this;
+    const std::size_t gone = it->second;
+    kvs_.erase(kvs_.begin() + static_cast<std::ptrdiff_t>(gone));
+    key_index_.erase(it);
+    for (auto& entry : key_index_)
+        if (entry.second > gone) --entry.second;  // the later keys moved up by one
     return *this;
 }
 

@@ -456,3 +456,22 @@ TEST(WriterRefuses, MetadataTheLoaderWouldRefuse) {
 }
 
 }  // namespace
+
+TEST(WriterKeys, SetAgainReplacesInPlaceAndEraseKeepsOrder) {
+    writer w;
+    w.set_u32("a", 1).set_u32("b", 2).set_u32("c", 3);
+    w.erase("b").erase("no.such.key");
+    w.set_u32("d", 4).set_u32("a", 10).set_u32("c", 30);
+    EXPECT_EQ(w.kv_count(), 3u);
+    const auto bytes = w.to_bytes();
+    ASSERT_TRUE(bytes) << bytes.error().message();
+    auto v = file_view::parse(*bytes);
+    ASSERT_TRUE(v) << v.error().message();
+    ASSERT_EQ(v->metadata().size(), 3u);
+    EXPECT_EQ(v->metadata()[0].key, "a");
+    EXPECT_EQ(v->metadata()[1].key, "c");
+    EXPECT_EQ(v->metadata()[2].key, "d");
+    EXPECT_EQ(v->get<std::uint32_t>("a").value_or(0), 10u);
+    EXPECT_EQ(v->get<std::uint32_t>("c").value_or(0), 30u);
+    EXPECT_EQ(v->get<std::uint32_t>("d").value_or(0), 4u);
+}

@@ -9,6 +9,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "minfer/gguf/result.hpp"
@@ -76,6 +77,7 @@ private:
     result<void> emit(Sink& sink) const;
 
     std::vector<kv_record> kvs_;
+    std::unordered_map<std::string, std::size_t> key_index_;  // key -> position in kvs_: O(1) set
     std::vector<tensor_record> tensors_;
 };
 
