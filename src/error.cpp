@@ -27,9 +27,22 @@ constexpr std::array<std::string_view, 7> section_names{"file", "header", "metad
 std::string num(std::uint64_t v) { return std::to_string(v); }
 std::string snum(std::uint64_t v) { return std::to_string(static_cast<std::int64_t>(v)); }
 
+// Built by appending: GCC 12 at -O3 reports a false -Wrestrict on `"(" + std::string`.
 std::string shape_text(const std::array<std::int64_t, 4>& s) {
-    return "(" + std::to_string(s[0]) + ", " + std::to_string(s[1]) + ", " + std::to_string(s[2]) + ", " +
-           std::to_string(s[3]) + ")";
+    std::string out(1, '(');
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        if (i > 0) out += ", ";
+        out += std::to_string(s[i]);
+    }
+    out += ')';
+    return out;
+}
+
+std::string quoted(std::string_view raw) {
+    std::string out(1, '\'');
+    out += escape(raw);
+    out += '\'';
+    return out;
 }
 
 std::string vt_name(std::uint64_t t) {
@@ -49,7 +62,7 @@ std::string_view to_string(section where) noexcept {
 }
 
 std::string error::description() const {
-    const std::string s = "'" + escape(subject) + "'";
+    const std::string s = quoted(subject);
     switch (code) {
         case errc::ok: return "no error";
         case errc::io_error:
