@@ -55,9 +55,22 @@ std::size_t hash_name(std::string_view s) noexcept {
 void name_index::reset(std::size_t n) {
     std::size_t cap = 8;
     while (cap < n * 2) cap <<= 1;  // load factor <= 1/2
-    slots_.assign(cap, 0);
+    slots_.assign(cap, slot{0, 0});
     mask_ = cap - 1;
     count_ = 0;
+}
+
+void name_index::grow() {
+    std::vector<slot> old = std::move(slots_);
+    const std::size_t n = count_;
+    reset(2 * (n + 1));
+    for (const slot s : old) {  // the stored hashes place every slot again: no name is read
+        if (s.id1 == 0) continue;
+        std::size_t i = s.hash & mask_;
+        while (slots_[i].id1 != 0) i = (i + 1) & mask_;
+        slots_[i] = s;
+    }
+    count_ = n;
 }
 }  // namespace detail
 

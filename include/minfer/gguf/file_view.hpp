@@ -26,7 +26,9 @@ inline constexpr std::string_view alignment_key = "general.alignment";
 
 namespace detail {
 /// Open-addressing hash index from names to ordinals; used for keys and tensors. It grows as names
-/// are inserted, so a count declared by a file never sizes it (only names actually read do).
+/// are inserted, so a count declared by a file never sizes it (only names actually read do). Each
+/// slot keeps the name's hash beside its ordinal: probes compare hashes first and growth re-places
+/// slots without touching (or re-hashing) the names, which live in the file's pages.
 class name_index {
 public:
     /// Empty the index and size it for about `n` names. May throw std::bad_alloc (caught at the
@@ -40,7 +42,12 @@ public:
     std::int64_t find(std::string_view name, NameOf&& name_of) const noexcept;
 
 private:
-    std::vector<std::uint32_t> slots_;  // ordinal + 1; 0 = empty
+    struct slot {
+        std::uint32_t id1;   // ordinal + 1; 0 = empty
+        std::uint32_t hash;  // low 32 bits of the name's hash
+    };
+    void grow();
+    std::vector<slot> slots_;
     std::size_t mask_ = 0;
     std::size_t count_ = 0;
 };
@@ -104,36 +111,27 @@ std::size_t hash_name(std::string_view s) noexcept;
 
 template <class NameOf>
 std::int64_t name_index::insert(std::string_view name, std::uint32_t id, NameOf&& name_of) {
-    if (2 * (count_ + 1) > slots_.size()) {  // keep the load factor <= 1/2: double and re-place
-        const std::vector<std::uint32_t> old = std::move(slots_);
-        const std::size_t n = count_;
-        reset(2 * (n + 1));
-        for (const std::uint32_t s : old) {
-            if (s == 0) continue;
-            std::size_t i = hash_name(name_of(s - 1)) & mask_;
-            while (slots_[i] != 0) i = (i + 1) & mask_;
-            slots_[i] = s;
-        }
-        count_ = n;
-    }
-    for (std::size_t i = hash_name(name) & mask_;; i = (i + 1) & mask_) {
-        const std::uint32_t s = slots_[i];
-        if (s == 0) {
-            slots_[i] = id + 1;
+    if (2 * (count_ + 1) > slots_.size()) grow();  // keep the load factor <= 1/2
+    const auto h = static_cast<std::uint32_t>(hash_name(name));
+    for (std::size_t i = h & mask_;; i = (i + 1) & mask_) {
+        const slot s = slots_[i];
+        if (s.id1 == 0) {
+            slots_[i] = {id + 1, h};
             ++count_;
             return -1;
         }
-        if (name_of(s - 1) == name) return static_cast<std::int64_t>(s - 1);
+        if (s.hash == h && name_of(s.id1 - 1) == name) return static_cast<std::int64_t>(s.id1 - 1);
     }
 }
 
 template <class NameOf>
 std::int64_t name_index::find(std::string_view name, NameOf&& name_of) const noexcept {
     if (slots_.empty()) return -1;
-    for (std::size_t i = hash_name(name) & mask_;; i = (i + 1) & mask_) {
-        const std::uint32_t s = slots_[i];
-        if (s == 0) return -1;
-        if (name_of(s - 1) == name) return static_cast<std::int64_t>(s - 1);
+    const auto h = static_cast<std::uint32_t>(hash_name(name));
+    for (std::size_t i = h & mask_;; i = (i + 1) & mask_) {
+        const slot s = slots_[i];
+        if (s.id1 == 0) return -1;
+        if (s.hash == h && name_of(s.id1 - 1) == name) return static_cast<std::int64_t>(s.id1 - 1);
     }
 }
 }  // namespace detail
