@@ -7,7 +7,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <span>
 #include <stdexcept>
 #include <string_view>
@@ -387,37 +386,15 @@ fixture write_many_tensors(const fs::path& dir, const std::string& name, std::ui
 }
 
 fixture write_many_kvs(const fs::path& dir, const std::string& name, std::uint32_t n) {
-    std::string out;
-    out.reserve(24 + static_cast<std::size_t>(n) * 40 + 64);
-    auto put = [&out](const void* p, std::size_t k) { out.append(static_cast<const char*>(p), k); };
-    auto put_u32 = [&put](std::uint32_t v) { put(&v, 4); };
-    auto put_u64 = [&put](std::uint64_t v) { put(&v, 8); };
-    auto put_str = [&](std::string_view s) {
-        put_u64(s.size());
-        put(s.data(), s.size());
-    };
-    put_u32(0x46554747u);  // "GGUF"
-    put_u32(3);
-    put_u64(0);      // n_tensors
-    put_u64(n + 1);  // n_kv
-    put_str("general.architecture");
-    put_u32(static_cast<std::uint32_t>(value_type::string));
-    put_str("bench");
+    writer w;
+    w.set_string("general.architecture", "bench");
     char key[32];
     for (std::uint32_t i = 0; i < n; ++i) {
         const int len = std::snprintf(key, sizeof key, "bench.kv.%07u", i);
-        put_str(std::string_view(key, static_cast<std::size_t>(len)));
-        put_u32(static_cast<std::uint32_t>(value_type::u32));
-        put_u32(i);
+        w.set_u32(std::string_view(key, static_cast<std::size_t>(len)), i);
     }
     const fs::path path = dir / (name + ".gguf");
-    const fs::path tmp = path.string() + ".tmp";
-    {
-        std::ofstream os(tmp, std::ios::binary | std::ios::trunc);
-        os.write(out.data(), static_cast<std::streamsize>(out.size()));
-        if (!os) throw std::runtime_error("writing " + tmp.string());
-    }
-    fs::rename(tmp, path);
+    write_or_throw(w, path);
     fixture f;
     f.name = name;
     f.entry = path;

@@ -45,8 +45,7 @@ fixture write_qwen(const std::filesystem::path& dir, const std::string& name, co
 /// (d): a file with `n` small F32 tensors and a handful of KVs (stress for the tensor table/index).
 fixture write_many_tensors(const std::filesystem::path& dir, const std::string& name, std::uint32_t n);
 
-/// (e): a file with `n` u32 KVs and no tensors (stress for the metadata index). Written with a
-/// direct encoder: writer::set_* scans every existing key on insert, which is quadratic at 10^6 keys.
+/// (e): a file with `n` u32 KVs and no tensors (stress for the metadata index).
 fixture write_many_kvs(const std::filesystem::path& dir, const std::string& name, std::uint32_t n);
 
 /// The fixtures a run uses: (a) and (b) always, (c)–(e) when `large` is set.

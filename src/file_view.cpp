@@ -39,13 +39,15 @@ constexpr std::uint64_t mix(std::uint64_t x) noexcept {  // murmur3's finaliser
 }  // namespace
 
 std::size_t hash_name(std::string_view s) noexcept {
+    // One multiply per 8-byte word, the full finaliser once: names are short, lookups are hot.
     std::uint64_t h = hash_seed() ^ (s.size() * 0x9E3779B97F4A7C15ull);
     const char* p = s.data();
     std::size_t n = s.size();
     for (; n >= 8; p += 8, n -= 8) {
         std::uint64_t w;
         std::memcpy(&w, p, 8);
-        h = mix(h ^ w) + 0x632BE59BD9B4E019ull;
+        h = (h ^ w) * 0x9E3779B97F4A7C15ull;
+        h ^= h >> 29;
     }
     std::uint64_t w = 0;
     if (n > 0) std::memcpy(&w, p, n);  // an empty view may have a null data()
@@ -103,12 +105,15 @@ public:
 
 private:
     // ---- the one failure path -------------------------------------------------------------
-    bool fail(errc code, section where, std::uint64_t offset, std::uint64_t expected = 0, std::uint64_t found = 0) {
+    // Cold and out of line, so the checks on the hot path stay a compare and a branch.
+    [[gnu::cold, gnu::noinline]] bool fail(errc code, section where, std::uint64_t offset, std::uint64_t expected = 0,
+                                           std::uint64_t found = 0) {
         err_.code = code;
         err_.where = where;
         err_.offset = offset;
         err_.expected = expected;
         err_.found = found;
+        if (err_.subject.empty() && !about_.empty()) subject(about_);
         return false;
     }
     void subject(std::string_view s) { err_.subject.assign(s.substr(0, 256)); }
@@ -316,7 +321,7 @@ private:
                 subject(t.name);
                 return fail(errc::duplicate_tensor, section::tensor_info, t.info_offset, static_cast<std::uint64_t>(first), i);
             }
-            subject(t.name);  // every later failure of this record is about this tensor
+            about_ = t.name;  // every later failure of this record is about this tensor (copied only on failure)
             const std::uint64_t dims_at = cur_.tell();
             if (!read(t.n_dims, section::tensor_info, "n_dims")) return false;
             if (t.n_dims > max_dims) return fail(errc::bad_n_dims, section::tensor_info, dims_at, max_dims, t.n_dims);
@@ -344,7 +349,7 @@ private:
             t.n_elements = facts->n_elements;
             t.n_bytes = facts->n_bytes;
             view_.tensors_.push_back(t);
-            err_.subject.clear();
+            about_ = {};
         }
         err_.index = -1;
         return true;
@@ -360,7 +365,7 @@ private:
         for (std::size_t i = 0; i < view_.tensors_.size(); ++i) {
             const tensor_info& t = view_.tensors_[i];
             err_.index = static_cast<std::int64_t>(i);
-            subject(t.name);
+            about_ = t.name;
             const std::uint64_t offset_field = t.info_offset + 8 + t.name.size() + 4 + 8ull * t.n_dims + 4;
             if (t.offset != expected)
                 return fail(errc::offset_mismatch, section::tensor_info, offset_field, expected, t.offset);
@@ -371,6 +376,7 @@ private:
                 return fail(errc::data_size_overflow, section::tensor_info, offset_field, expected, t.n_bytes);
             expected = next;
         }
+        about_ = {};
         view_.data_size_ = expected;
         // The file must hold every tensor's bytes (trailing padding after the last one is optional).
         const std::uint64_t size = cur_.size();
@@ -396,6 +402,7 @@ private:
     }
 
     detail::byte_cursor cur_;
+    std::string_view about_;  // the key or tensor the current checks are about (subject of a failure)
     file_view view_;
     error err_;
     std::uint64_t n_kv_ = 0;

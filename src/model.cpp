@@ -125,6 +125,10 @@ result<model> model::open(const std::filesystem::path& path, const open_options&
         }
 
         m.tensors_.reserve(total);
+        if (m.parts_.size() == 1) {  // one file: its own index already maps names, no merged one needed
+            for (const tensor_info& t : m.parts_[0].view.tensors()) m.tensors_.push_back({&t, 0});
+            return m;
+        }
         m.tensor_index_.reset(total);
         auto name_of = [&m](std::uint32_t k) { return m.tensors_[k].info->name; };
         for (std::uint32_t p = 0; p < m.parts_.size(); ++p) {
@@ -158,6 +162,10 @@ std::uint64_t model::file_bytes() const noexcept {
 }
 
 const tensor_ref* model::find_tensor(std::string_view name) const& noexcept {
+    if (parts_.size() == 1) {
+        const tensor_info* t = parts_[0].view.find_tensor(name);
+        return t == nullptr ? nullptr : &tensors_[static_cast<std::size_t>(t - parts_[0].view.tensors().data())];
+    }
     const std::int64_t i = tensor_index_.find(name, [this](std::uint32_t k) { return tensors_[k].info->name; });
     return i < 0 ? nullptr : &tensors_[static_cast<std::size_t>(i)];
 }
