@@ -195,25 +195,21 @@ private:
             err_.index = static_cast<std::int64_t>(i);
             kv e{};
             e.offset = cur_.tell();
+            about_ = {};
             if (!read_string(e.key, section::metadata, "key")) return false;
+            about_ = e.key;  // every later failure of this record is about this key
             if (e.key.empty()) return fail(errc::empty_key, section::metadata, e.offset);
-            if (const auto nul = e.key.find('\0'); nul != std::string_view::npos) {
-                subject(e.key);
+            if (const auto nul = e.key.find('\0'); nul != std::string_view::npos)
                 return fail(errc::nul_in_name, section::metadata, e.offset + 8 + nul, 0, nul);
-            }
             const std::int64_t first = view_.kv_index_.insert(e.key, static_cast<std::uint32_t>(i),
                                                               [this](std::uint32_t k) { return view_.kvs_[k].key; });
-            if (first >= 0) {
-                subject(e.key);
+            if (first >= 0)
                 return fail(errc::duplicate_key, section::metadata, e.offset, static_cast<std::uint64_t>(first), i);
-            }
-            if (!value(e)) {
-                if (err_.subject.empty()) subject(e.key);
-                return false;
-            }
+            if (!value(e)) return false;
             if (e.key == alignment_key && !alignment(e)) return false;
             view_.kvs_.push_back(e);
         }
+        about_ = {};
         err_.index = -1;
         return true;
     }
@@ -287,14 +283,12 @@ private:
     }
 
     bool alignment(const kv& e) {
-        subject(e.key);
         if (e.type != value_type::u32)
             return fail(errc::alignment_wrong_type, section::metadata, e.offset, static_cast<std::uint64_t>(value_type::u32),
                         static_cast<std::uint64_t>(e.type));
         const auto a = detail::load<std::uint32_t>(e.payload.data());
         if (a == 0 || (a & (a - 1)) != 0) return fail(errc::bad_alignment, section::metadata, e.offset, 0, a);
         view_.alignment_ = a;
-        err_.subject.clear();
         return true;
     }
 
@@ -307,21 +301,15 @@ private:
             tensor_info t{};
             t.info_offset = cur_.tell();
             if (!read_string(t.name, section::tensor_info, "tensor name")) return false;
-            if (t.name.empty() || t.name.size() > max_name_bytes) {
-                subject(t.name);
+            about_ = t.name;  // every later failure of this record is about this tensor
+            if (t.name.empty() || t.name.size() > max_name_bytes)
                 return fail(errc::bad_name_length, section::tensor_info, t.info_offset, max_name_bytes, t.name.size());
-            }
-            if (const auto nul = t.name.find('\0'); nul != std::string_view::npos) {
-                subject(t.name);
+            if (const auto nul = t.name.find('\0'); nul != std::string_view::npos)
                 return fail(errc::nul_in_name, section::tensor_info, t.info_offset + 8 + nul, 0, nul);
-            }
             const std::int64_t first = view_.tensor_index_.insert(
                 t.name, static_cast<std::uint32_t>(i), [this](std::uint32_t k) { return view_.tensors_[k].name; });
-            if (first >= 0) {
-                subject(t.name);
+            if (first >= 0)
                 return fail(errc::duplicate_tensor, section::tensor_info, t.info_offset, static_cast<std::uint64_t>(first), i);
-            }
-            about_ = t.name;  // every later failure of this record is about this tensor (copied only on failure)
             const std::uint64_t dims_at = cur_.tell();
             if (!read(t.n_dims, section::tensor_info, "n_dims")) return false;
             if (t.n_dims > max_dims) return fail(errc::bad_n_dims, section::tensor_info, dims_at, max_dims, t.n_dims);
