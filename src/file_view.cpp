@@ -4,77 +4,18 @@
 #include <algorithm>
 #include <bit>
 #include <cstring>
-#include <sys/auxv.h>
 #include <new>
 
 #include "byte_cursor.hpp"
+#include "insert_window.hpp"
+#include "record_count.hpp"
+#include "shape_check.hpp"
 #include "minfer/gguf/file_view.hpp"
 #include "minfer/gguf/tensor.hpp"
 
 static_assert(std::endian::native == std::endian::little, "GGUF is little-endian; a byte-swapping path is not written");
 
 namespace minfer::gguf {
-
-namespace detail {
-namespace {
-// A per-process seed (the kernel's AT_RANDOM bytes), so that a file cannot be crafted offline to
-// make all its names collide and turn the linear-probing indexes quadratic.
-std::uint64_t hash_seed() noexcept {
-    static const std::uint64_t seed = [] {
-        std::uint64_t v = 0x9E3779B97F4A7C15ull;
-        if (const auto at = ::getauxval(AT_RANDOM); at != 0) std::memcpy(&v, reinterpret_cast<const void*>(at), 8);
-        return v;
-    }();
-    return seed;
-}
-
-constexpr std::uint64_t mix(std::uint64_t x) noexcept {  // murmur3's finaliser
-    x ^= x >> 33;
-    x *= 0xFF51AFD7ED558CCDull;
-    x ^= x >> 33;
-    x *= 0xC4CEB9FE1A85EC53ull;
-    x ^= x >> 33;
-    return x;
-}
-}  // namespace
-
-std::size_t hash_name(std::string_view s) noexcept {
-    // One multiply per 8-byte word, the full finaliser once: names are short, lookups are hot.
-    std::uint64_t h = hash_seed() ^ (s.size() * 0x9E3779B97F4A7C15ull);
-    const char* p = s.data();
-    std::size_t n = s.size();
-    for (; n >= 8; p += 8, n -= 8) {
-        std::uint64_t w;
-        std::memcpy(&w, p, 8);
-        h = (h ^ w) * 0x9E3779B97F4A7C15ull;
-        h ^= h >> 29;
-    }
-    std::uint64_t w = 0;
-    if (n > 0) std::memcpy(&w, p, n);  // an empty view may have a null data()
-    return static_cast<std::size_t>(mix(h ^ w ^ (static_cast<std::uint64_t>(n) << 56)));
-}
-
-void name_index::reset(std::size_t n) {
-    std::size_t cap = 8;
-    while (cap < n * 2) cap <<= 1;  // load factor <= 1/2
-    slots_.assign(cap, slot{0, 0});
-    mask_ = cap - 1;
-    count_ = 0;
-}
-
-void name_index::grow() {
-    std::vector<slot> old = std::move(slots_);
-    const std::size_t n = count_;
-    reset(2 * (n + 1));
-    for (const slot s : old) {  // the stored hashes place every slot again: no name is read
-        if (s.id1 == 0) continue;
-        std::size_t i = s.hash & mask_;
-        while (slots_[i].id1 != 0) i = (i + 1) & mask_;
-        slots_[i] = s;
-    }
-    count_ = n;
-}
-}  // namespace detail
 
 error key_not_found_error(std::string_view key) {
     error e;
@@ -89,9 +30,15 @@ namespace {
 constexpr std::uint64_t min_kv_bytes = 8 + 1 + 4 + 1;          // key length, 1-byte key, type, u8
 constexpr std::uint64_t min_tensor_bytes = 8 + 1 + 4 + 4 + 8;  // name length, 1-byte name, n_dims, type, offset
 // Room reserved up front for records: a count the file merely declares (bounded by the file size
-// above, but a multi-GB file still allows hundreds of millions) must not size an allocation. Past
-// this many, the vectors and indexes grow as records are actually read.
+// above, but a multi-GB file still allows hundreds of millions) must not size an allocation. Up to
+// this many are reserved as declared; a larger table is first counted (record_count.hpp) and sized
+// for the records that are really there.
 constexpr std::uint64_t initial_records = 4096;
+
+template <class Count>
+std::size_t records_to_reserve(std::uint64_t declared, Count&& count) noexcept {
+    return static_cast<std::size_t>(declared <= initial_records ? declared : count());
+}
 }  // namespace
 
 class parser {
@@ -188,9 +135,34 @@ private:
     }
 
     // ---- metadata -------------------------------------------------------------------------
+    // The names of records already parsed, for the indexes' comparisons.
+    auto key_of() {
+        return [this](std::uint32_t k) { return view_.kvs_[k].key; };
+    }
+    auto tensor_name_of() {
+        return [this](std::uint32_t k) { return view_.tensors_[k].name; };
+    }
+
     bool metadata() {
-        view_.kvs_.reserve(static_cast<std::size_t>(std::min(n_kv_, initial_records)));
-        view_.kv_index_.reset(static_cast<std::size_t>(std::min(n_kv_, initial_records)));
+        const std::size_t n = records_to_reserve(n_kv_, [&] { return detail::count_kv_records(cur_, n_kv_); });
+        view_.kvs_.reserve(n);
+        view_.kv_index_.reset(n);
+        const bool ok = kv_records();
+        // Keys still queued are checked before any failure is reported: a repeated key earlier in
+        // the file, or the failing record's own key, comes first.
+        if (auto d = keys_.flush(key_of())) return duplicate(*d, errc::duplicate_key, section::metadata);
+        return ok;
+    }
+
+    // A repeated name found by an insert window: the failure of the record that repeats it.
+    bool duplicate(const detail::insert_window::duplicate& d, errc code, section where) {
+        err_ = error{};
+        err_.index = d.id;
+        about_ = d.name;
+        return fail(code, where, d.offset, d.first, d.id);
+    }
+
+    bool kv_records() {
         for (std::uint64_t i = 0; i < n_kv_; ++i) {
             err_.index = static_cast<std::int64_t>(i);
             kv e{};
@@ -201,10 +173,8 @@ private:
             if (e.key.empty()) return fail(errc::empty_key, section::metadata, e.offset);
             if (const auto nul = e.key.find('\0'); nul != std::string_view::npos)
                 return fail(errc::nul_in_name, section::metadata, e.offset + 8 + nul, 0, nul);
-            const std::int64_t first = view_.kv_index_.insert(e.key, static_cast<std::uint32_t>(i),
-                                                              [this](std::uint32_t k) { return view_.kvs_[k].key; });
-            if (first >= 0)
-                return fail(errc::duplicate_key, section::metadata, e.offset, static_cast<std::uint64_t>(first), i);
+            if (auto d = keys_.push(e.key, static_cast<std::uint32_t>(i), e.offset, key_of()))
+                return duplicate(*d, errc::duplicate_key, section::metadata);
             if (!value(e)) return false;
             if (e.key == alignment_key && !alignment(e)) return false;
             view_.kvs_.push_back(e);
@@ -294,8 +264,16 @@ private:
 
     // ---- tensor table ---------------------------------------------------------------------
     bool tensor_table() {
-        view_.tensors_.reserve(static_cast<std::size_t>(std::min(n_tensors_, initial_records)));
-        view_.tensor_index_.reset(static_cast<std::size_t>(std::min(n_tensors_, initial_records)));
+        const std::size_t n =
+            records_to_reserve(n_tensors_, [&] { return detail::count_tensor_records(cur_, n_tensors_); });
+        view_.tensors_.reserve(n);
+        view_.tensor_index_.reset(n);
+        const bool ok = tensor_records();
+        if (auto d = names_.flush(tensor_name_of())) return duplicate(*d, errc::duplicate_tensor, section::tensor_info);
+        return ok;
+    }
+
+    bool tensor_records() {
         for (std::uint64_t i = 0; i < n_tensors_; ++i) {
             err_.index = static_cast<std::int64_t>(i);
             tensor_info t{};
@@ -306,10 +284,8 @@ private:
                 return fail(errc::bad_name_length, section::tensor_info, t.info_offset, max_name_bytes, t.name.size());
             if (const auto nul = t.name.find('\0'); nul != std::string_view::npos)
                 return fail(errc::nul_in_name, section::tensor_info, t.info_offset + 8 + nul, 0, nul);
-            const std::int64_t first = view_.tensor_index_.insert(
-                t.name, static_cast<std::uint32_t>(i), [this](std::uint32_t k) { return view_.tensors_[k].name; });
-            if (first >= 0)
-                return fail(errc::duplicate_tensor, section::tensor_info, t.info_offset, static_cast<std::uint64_t>(first), i);
+            if (auto d = names_.push(t.name, static_cast<std::uint32_t>(i), t.info_offset, tensor_name_of()))
+                return duplicate(*d, errc::duplicate_tensor, section::tensor_info);
             const std::uint64_t dims_at = cur_.tell();
             if (!read(t.n_dims, section::tensor_info, "n_dims")) return false;
             if (t.n_dims > max_dims) return fail(errc::bad_n_dims, section::tensor_info, dims_at, max_dims, t.n_dims);
@@ -321,26 +297,30 @@ private:
             if (!read(type_id, section::tensor_info, "tensor type")) return false;
             if (!read(t.offset, section::tensor_info, "tensor offset")) return false;
 
-            auto facts = check_shape(type_id, std::span(ne.data(), t.n_dims));
-            if (!facts) {
-                const error& se = facts.error();
-                err_.shape = se.shape;
-                err_.detail = se.detail;
-                std::uint64_t at = dims_at + 4;  // ne[0]
-                if (se.code == errc::bad_dim) at += 8 * se.expected;
-                if (se.code == errc::bad_tensor_type || se.code == errc::removed_tensor_type) at = type_at;
-                return fail(se.code, section::tensor_info, at, se.expected, se.found);
-            }
+            shape_facts facts;
+            if (const auto v = detail::check_shape_into(type_id, std::span(ne.data(), t.n_dims), facts); v.code != errc::ok)
+                return bad_shape(v, type_id, facts, dims_at, type_at);
             t.type = static_cast<tensor_type>(type_id);
-            t.ne = facts->ne;
-            t.nb = facts->nb;
-            t.n_elements = facts->n_elements;
-            t.n_bytes = facts->n_bytes;
+            t.ne = facts.ne;
+            t.nb = facts.nb;
+            t.n_elements = facts.n_elements;
+            t.n_bytes = facts.n_bytes;
             view_.tensors_.push_back(t);
             about_ = {};
         }
         err_.index = -1;
         return true;
+    }
+
+    [[gnu::cold, gnu::noinline]] bool bad_shape(const detail::shape_verdict& v, std::uint32_t type_id,
+                                                const shape_facts& facts, std::uint64_t dims_at, std::uint64_t type_at) {
+        const error se = detail::shape_error(v, type_id, facts);
+        err_.shape = se.shape;
+        err_.detail = se.detail;
+        std::uint64_t at = dims_at + 4;  // ne[0]
+        if (se.code == errc::bad_dim) at += 8 * se.expected;
+        if (se.code == errc::bad_tensor_type || se.code == errc::removed_tensor_type) at = type_at;
+        return fail(se.code, section::tensor_info, at, se.expected, se.found);
     }
 
     // ---- data layout ----------------------------------------------------------------------
@@ -392,6 +372,8 @@ private:
     detail::byte_cursor cur_;
     std::string_view about_;  // the key or tensor the current checks are about (subject of a failure)
     file_view view_;
+    detail::insert_window keys_{view_.kv_index_};
+    detail::insert_window names_{view_.tensor_index_};
     error err_;
     std::uint64_t n_kv_ = 0;
     std::uint64_t n_tensors_ = 0;

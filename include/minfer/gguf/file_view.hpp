@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "minfer/gguf/attributes.hpp"
+#include "minfer/gguf/name_index.hpp"
 #include "minfer/gguf/result.hpp"
 #include "minfer/gguf/tensor_info.hpp"
 #include "minfer/gguf/value.hpp"
@@ -23,35 +24,6 @@ inline constexpr std::uint32_t default_alignment = 32;      ///< GGUF_DEFAULT_AL
 inline constexpr std::uint64_t max_string_bytes = 1ull << 30;  ///< GGUF_MAX_STRING_LENGTH
 inline constexpr std::uint64_t max_array_elems = 1ull << 30;   ///< cap on one array's element count
 inline constexpr std::string_view alignment_key = "general.alignment";
-
-namespace detail {
-/// Open-addressing hash index from names to ordinals; used for keys and tensors. It grows as names
-/// are inserted, so a count declared by a file never sizes it (only names actually read do). Each
-/// slot keeps the name's hash beside its ordinal: probes compare hashes first and growth re-places
-/// slots without touching (or re-hashing) the names, which live in the file's pages.
-class name_index {
-public:
-    /// Empty the index and size it for about `n` names. May throw std::bad_alloc (caught at the
-    /// API boundary).
-    void reset(std::size_t n);
-    /// Insert `name` as ordinal `id` unless present. Returns the ordinal already stored, or -1.
-    /// May throw std::bad_alloc when the table grows.
-    template <class NameOf>
-    std::int64_t insert(std::string_view name, std::uint32_t id, NameOf&& name_of);
-    template <class NameOf>
-    std::int64_t find(std::string_view name, NameOf&& name_of) const noexcept;
-
-private:
-    struct slot {
-        std::uint32_t id1;   // ordinal + 1; 0 = empty
-        std::uint32_t hash;  // low 32 bits of the name's hash
-    };
-    void grow();
-    std::vector<slot> slots_;
-    std::size_t mask_ = 0;
-    std::size_t count_ = 0;
-};
-}  // namespace detail
 
 class file_view {
 public:
@@ -105,36 +77,6 @@ private:
 };
 
 error key_not_found_error(std::string_view key);
-
-namespace detail {
-std::size_t hash_name(std::string_view s) noexcept;
-
-template <class NameOf>
-std::int64_t name_index::insert(std::string_view name, std::uint32_t id, NameOf&& name_of) {
-    if (2 * (count_ + 1) > slots_.size()) grow();  // keep the load factor <= 1/2
-    const auto h = static_cast<std::uint32_t>(hash_name(name));
-    for (std::size_t i = h & mask_;; i = (i + 1) & mask_) {
-        const slot s = slots_[i];
-        if (s.id1 == 0) {
-            slots_[i] = {id + 1, h};
-            ++count_;
-            return -1;
-        }
-        if (s.hash == h && name_of(s.id1 - 1) == name) return static_cast<std::int64_t>(s.id1 - 1);
-    }
-}
-
-template <class NameOf>
-std::int64_t name_index::find(std::string_view name, NameOf&& name_of) const noexcept {
-    if (slots_.empty()) return -1;
-    const auto h = static_cast<std::uint32_t>(hash_name(name));
-    for (std::size_t i = h & mask_;; i = (i + 1) & mask_) {
-        const slot s = slots_[i];
-        if (s.id1 == 0) return -1;
-        if (s.hash == h && name_of(s.id1 - 1) == name) return static_cast<std::int64_t>(s.id1 - 1);
-    }
-}
-}  // namespace detail
 
 template <class T>
 result<T> file_view::get(std::string_view key) const noexcept {
