@@ -60,7 +60,7 @@ error shape_error(const shape_verdict& v, std::uint32_t type_id, const shape_fac
 }  // namespace detail
 
 result<shape_facts> check_shape(std::uint32_t type_id, std::span<const std::int64_t> dims) noexcept {
-    shape_facts f{{1, 1, 1, 1}, {}, 0, 0};
+    shape_facts f{};  // check_shape_into sets ne first
     const detail::shape_verdict v = detail::check_shape_into(type_id, dims, f);
     if (v.code != errc::ok) return unexpected(detail::shape_error(v, type_id, f));
     return f;

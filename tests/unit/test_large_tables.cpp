@@ -4,6 +4,7 @@
 // order, with a repeated name ahead of any later check of the same or a later record.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <string>
 
 #include "alloc_probe.hpp"
@@ -122,6 +123,18 @@ TEST(DelayedInserts, LookupsFindEveryNameAfterTheWindowDrains) {
 
 // ---- the counting pre-pass sizes large tables once ---------------------------------------------
 
+constexpr std::size_t n_tensors_field = 8;
+constexpr std::size_t n_kv_field = 16;
+
+// Append 32 MiB of zeros and make the header count at `field` claim as many records of the
+// smallest size (`min_record` bytes) as the rest of the file could hold: the largest count the
+// header check lets through.
+void declare_as_many_as_fit(gguf_bytes& g, std::size_t field, std::uint64_t min_record) {
+    g.zeros(32u << 20);
+    const auto declared = static_cast<std::int64_t>((g.size() - header_bytes) / min_record);
+    std::memcpy(g.b.data() + field, &declared, 8);
+}
+
 TEST(CountingPrePass, ALargeValidTableIsAllocatedOnce) {
     const int n = 20000;
     gguf_bytes g;
@@ -159,9 +172,7 @@ TEST(CountingPrePass, AHostileCountIsSizedByTheRecordsPresent) {
     g.header(3, 0, 0);
     for (int i = 0; i < real; ++i) g.kv_u8(key_name(i), 1);
     const std::uint64_t at = g.size();
-    g.zeros(32u << 20);
-    const auto declared = static_cast<std::int64_t>((g.size() - header_bytes) / 14);
-    std::memcpy(g.b.data() + 16, &declared, 8);
+    declare_as_many_as_fit(g, n_kv_field, 14);
     alloc_probe probe;
     EXPECT_TRUE(error_is(parse_error(g), {.code = errc::empty_key, .where = section::metadata, .offset = at,
                                           .index = real}));
@@ -175,9 +186,7 @@ TEST(CountingPrePass, AHostileTensorCountIsSizedByTheRecordsPresent) {
     g.header(3, 0, 0);
     for (int i = 0; i < real; ++i) g.tensor_info("t." + std::to_string(i), {8}, tensor_type::f32, slot_offset(i));
     const std::uint64_t at = g.size();
-    g.zeros(32u << 20);
-    const auto declared = static_cast<std::int64_t>((g.size() - header_bytes) / 25);
-    std::memcpy(g.b.data() + 8, &declared, 8);
+    declare_as_many_as_fit(g, n_tensors_field, 25);
     alloc_probe probe;
     EXPECT_TRUE(error_is(parse_error(g), {.code = errc::bad_name_length, .where = section::tensor_info, .offset = at,
                                           .found = 0, .index = real}));
