@@ -13,7 +13,7 @@
 #include "minfer/gguf/model.hpp"
 #include "minfer/gguf/result.hpp"
 #include "minfer/gguf/split.hpp"
-#include "minfer/gguf/tensor.hpp"
+#include "minfer/gguf/rules.hpp"
 #include "minfer/gguf/tensor_info.hpp"
 #include "minfer/gguf/text.hpp"
 #include "minfer/gguf/types.hpp"

@@ -9,6 +9,7 @@
 
 #include "alloc_probe.hpp"
 #include "gguf_bytes.hpp"
+#include "name_index_impl.hpp"  // internal: the index is tested directly
 
 namespace {
 using namespace minfer::test;

@@ -9,9 +9,11 @@
 #include <unistd.h>
 
 #include "gguf_bytes.hpp"
+#include "minfer/core/tensor.hpp"
 
 using namespace minfer::gguf;
 using namespace minfer::test;
+using minfer::core::tensor;
 namespace fs = std::filesystem;
 
 namespace {
@@ -116,7 +118,7 @@ TEST(Model, GetTensorBorrowsFromTheMapping) {
     auto f = make_model();
     auto m = model::open(f->path);
     ASSERT_TRUE(m) << m.error().message();
-    auto t = m->get_tensor("blk.0.ffn_up.weight");
+    auto t = minfer::core::borrow(*m, "blk.0.ffn_up.weight");
     ASSERT_TRUE(t) << t.error().message();
     const tensor_ref* ref = m->find_tensor("blk.0.ffn_up.weight");
     EXPECT_TRUE(t->is_borrowed());
@@ -137,7 +139,7 @@ TEST(Model, GetTensorBorrowsFromTheMapping) {
     assigned = *t;
     EXPECT_EQ(assigned.data().data(), t->data().data());
 
-    const error e = error_of(m->get_tensor("nope"));
+    const error e = error_of(minfer::core::borrow(*m, "nope"));
     EXPECT_TRUE(error_is(e, {.code = errc::tensor_not_found, .where = section::access, .subject = "nope"}));
     EXPECT_EQ(e.message(), "tensor 'nope' not found [tensor_not_found]");
 }
@@ -180,6 +182,12 @@ TEST(Tensor, OwnedRejectsBadShapes) {
                           .found = static_cast<std::uint64_t>(-2)}));
     EXPECT_EQ(error_of(tensor::owned("a", tensor_type::f32, big)).code, errc::shape_overflow);
     EXPECT_EQ(error_of(tensor::owned("a", tensor_type::f32, huge)).code, errc::size_overflow);
+    // 2^60 f64 values are 2^63 bytes: the shape is ggml-valid, but no vector can hold it. This used
+    // to throw std::length_error through the noexcept boundary (std::terminate).
+    const std::int64_t beyond_memory[] = {1ll << 60};
+    const error e = error_of(tensor::owned("a", tensor_type::f64, beyond_memory));
+    EXPECT_EQ(e.code, errc::size_overflow);
+    EXPECT_EQ(e.found, 1ull << 63);
     EXPECT_TRUE(error_is(error_of(tensor::owned("a", tensor_type::q4_2, row)),
                          {.code = errc::removed_tensor_type, .where = section::tensor_info, .found = 4}));
     EXPECT_TRUE(error_is(error_of(tensor::owned("a", static_cast<tensor_type>(43), row)),
@@ -199,7 +207,7 @@ TEST(Model, MovingKeepsViewsValid) {
     ASSERT_NE(t, nullptr);
     const auto data = a.tensor_data(*t);
     const std::string_view name = t->info->name;
-    auto borrowed = a.get_tensor("output.weight");
+    auto borrowed = minfer::core::borrow(a, "output.weight");
     ASSERT_TRUE(borrowed);
 
     model b = std::move(a);

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "gguf_bytes.hpp"
+#include "minfer/core/tensor.hpp"
 
 using namespace minfer::gguf;
 using namespace minfer::test;
@@ -185,7 +186,7 @@ TEST(SplitSet, OpeningPartOneMergesAllParts) {
         const auto part_bytes = m->parts()[t->part].file.bytes();
         EXPECT_GE(d.data(), part_bytes.data());
         EXPECT_LE(d.data() + d.size(), part_bytes.data() + part_bytes.size());
-        auto gt = m->get_tensor(name);
+        auto gt = minfer::core::borrow(*m, name);
         ASSERT_TRUE(gt);
         EXPECT_EQ(gt->data().data(), d.data());
     }

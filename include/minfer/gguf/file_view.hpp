@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "minfer/gguf/attributes.hpp"
-#include "minfer/gguf/name_index.hpp"
+#include "minfer/gguf/detail/name_index.hpp"
 #include "minfer/gguf/result.hpp"
 #include "minfer/gguf/tensor_info.hpp"
 #include "minfer/gguf/value.hpp"

@@ -14,7 +14,6 @@
 #include "minfer/gguf/file_view.hpp"
 #include "minfer/gguf/mapped_file.hpp"
 #include "minfer/gguf/result.hpp"
-#include "minfer/gguf/tensor.hpp"
 
 namespace minfer::gguf {
 
@@ -77,9 +76,6 @@ public:
         return parts_[t.part].view.tensor_data(*t.info);
     }
     std::span<const std::byte> tensor_data(const tensor_ref& t) const&& = delete;
-    /// A borrowed tensor for `name`. @returns tensor_not_found.
-    result<tensor> get_tensor(std::string_view name) const& noexcept;
-    result<tensor> get_tensor(std::string_view name) const&& = delete;
 
 private:
     std::vector<model_part> parts_;

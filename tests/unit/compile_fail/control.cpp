@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "minfer/core/tensor.hpp"
 #include "minfer/gguf.hpp"
 
 int main(int argc, char** argv) {
@@ -16,7 +17,7 @@ int main(int argc, char** argv) {
     auto arch = mm.get<std::string_view>("general.architecture");
     if (arch) std::printf("%.*s\n", static_cast<int>(arch->size()), arch->data());
     for (const tensor_ref& t : mm.tensors()) (void)mm.tensor_data(t).size();
-    auto t = mm.get_tensor("w");
+    auto t = minfer::core::borrow(mm, "w");
     if (t) (void)t->data();
     model moved = std::move(*m);
     (void)moved.metadata().data_offset();

@@ -3,6 +3,7 @@
 #include <new>
 
 #include "minfer/gguf/model.hpp"
+#include "name_index_impl.hpp"
 #include "minfer/gguf/split.hpp"
 
 namespace minfer::gguf {
@@ -168,25 +169,6 @@ const tensor_ref* model::find_tensor(std::string_view name) const& noexcept {
     }
     const std::int64_t i = tensor_index_.find(name, [this](std::uint32_t k) { return tensors_[k].info->name; });
     return i < 0 ? nullptr : &tensors_[static_cast<std::size_t>(i)];
-}
-
-result<tensor> model::get_tensor(std::string_view name) const& noexcept {
-    const tensor_ref* t = find_tensor(name);
-    if (t == nullptr) {
-        error e;
-        e.code = errc::tensor_not_found;
-        e.where = section::access;
-        e.subject = std::string(name.substr(0, 256));
-        return unexpected(std::move(e));
-    }
-    try {
-        return tensor::borrowed(t->info->name, *t->info, tensor_data(*t));
-    } catch (const std::bad_alloc&) {
-        error e;
-        e.code = errc::out_of_memory;
-        e.detail = "naming a tensor";
-        return unexpected(std::move(e));
-    }
 }
 
 }  // namespace minfer::gguf

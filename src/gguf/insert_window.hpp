@@ -10,7 +10,7 @@
 #include <optional>
 #include <string_view>
 
-#include "minfer/gguf/name_index.hpp"
+#include "name_index_impl.hpp"
 
 namespace minfer::gguf::detail {
 

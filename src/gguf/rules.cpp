@@ -1,6 +1,8 @@
-#include <new>
+// The format's rules that need code (the rest are constexpr in rules.hpp): shapes and strides.
+#include <cstddef>
+#include <string>
 
-#include "minfer/gguf/tensor.hpp"
+#include "minfer/gguf/rules.hpp"
 #include "shape_check.hpp"
 
 namespace minfer::gguf {
@@ -13,8 +15,8 @@ std::array<std::uint64_t, 4> ggml_strides(const type_traits& t, const std::array
     return nb;
 }
 
-namespace detail {
-shape_verdict check_shape_into(std::uint32_t type_id, std::span<const std::int64_t> dims, shape_facts& f) noexcept {
+namespace rules {
+verdict shape(std::uint32_t type_id, std::span<const std::int64_t> dims, shape_facts& f) noexcept {
     f.ne = {1, 1, 1, 1};
     if (dims.size() > max_dims) return {errc::bad_n_dims, max_dims, dims.size()};
     for (std::size_t i = 0; i < dims.size(); ++i) f.ne[i] = dims[i];
@@ -43,8 +45,10 @@ shape_verdict check_shape_into(std::uint32_t type_id, std::span<const std::int64
     f.n_bytes = bytes;
     return {};
 }
+}  // namespace rules
 
-error shape_error(const shape_verdict& v, std::uint32_t type_id, const shape_facts& f) {
+namespace detail {
+error shape_error(const verdict& v, std::uint32_t type_id, const shape_facts& f) {
     error e;
     e.code = v.code;
     e.where = section::tensor_info;
@@ -61,53 +65,9 @@ error shape_error(const shape_verdict& v, std::uint32_t type_id, const shape_fac
 
 result<shape_facts> check_shape(std::uint32_t type_id, std::span<const std::int64_t> dims) noexcept {
     shape_facts f{};  // check_shape_into sets ne first
-    const detail::shape_verdict v = detail::check_shape_into(type_id, dims, f);
-    if (v.code != errc::ok) return unexpected(detail::shape_error(v, type_id, f));
+    const verdict v = rules::shape(type_id, dims, f);
+    if (!v) return unexpected(detail::shape_error(v, type_id, f));
     return f;
-}
-
-tensor tensor::borrowed(std::string_view name, const tensor_info& info, std::span<const std::byte> bytes) {
-    tensor t;
-    t.name_ = std::string(name);
-    t.type_ = info.type;
-    t.ne_ = info.ne;
-    t.nb_ = info.nb;
-    t.n_elements_ = info.n_elements;
-    t.n_bytes_ = info.n_bytes;
-    t.storage_ = bytes;
-    return t;
-}
-
-result<tensor> tensor::owned(std::string_view name, tensor_type type, std::span<const std::int64_t> ne) noexcept {
-    auto facts = check_shape(static_cast<std::uint32_t>(type), ne);
-    if (!facts) return unexpected(std::move(facts).error());
-    try {
-        tensor t;
-        t.name_ = std::string(name);
-        t.type_ = type;
-        t.ne_ = facts->ne;
-        t.nb_ = facts->nb;
-        t.n_elements_ = facts->n_elements;
-        t.n_bytes_ = facts->n_bytes;
-        t.storage_ = std::vector<std::byte>(static_cast<std::size_t>(facts->n_bytes));
-        return t;
-    } catch (const std::bad_alloc&) {
-        error e;
-        e.code = errc::out_of_memory;
-        e.subject = std::string(name);
-        e.detail = "allocating a tensor";
-        return unexpected(std::move(e));
-    }
-}
-
-std::span<const std::byte> tensor::data() const& noexcept {
-    if (const auto* s = std::get_if<0>(&storage_)) return *s;
-    return *std::get_if<1>(&storage_);
-}
-
-std::span<std::byte> tensor::mutable_data() & noexcept {
-    if (auto* v = std::get_if<1>(&storage_)) return *v;
-    return {};
 }
 
 }  // namespace minfer::gguf

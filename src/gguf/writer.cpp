@@ -11,7 +11,7 @@
 #include <unordered_map>
 
 #include "minfer/gguf/file_view.hpp"
-#include "minfer/gguf/tensor.hpp"
+#include "minfer/gguf/rules.hpp"
 #include "minfer/gguf/writer.hpp"
 
 namespace minfer::gguf {

@@ -1,20 +1,30 @@
 // name_index: the seeded name hash and the table's sizing and growth.
+#include <chrono>
 #include <cstring>
-#include <sys/auxv.h>
+#include <sys/random.h>
 
-#include "minfer/gguf/name_index.hpp"
+#include "name_index_impl.hpp"
 
 namespace minfer::gguf {
 
 namespace detail {
 namespace {
-// A per-process seed (the kernel's AT_RANDOM bytes), so that a file cannot be crafted offline to
-// make all its names collide and turn the linear-probing indexes quadratic.
+constexpr std::uint64_t mix(std::uint64_t x) noexcept;
+
+// A per-process seed from the kernel's random pool (getrandom, GRND_NONBLOCK so that an early-boot
+// pool never blocks a load), so that a file cannot be crafted offline to make all its names collide
+// and turn the linear-probing indexes quadratic. Without getrandom (an old kernel, a seccomp filter)
+// the fallback mixes the clock, the address of a local and of this function: weaker, but still
+// unknown to whoever made the file. (Earlier versions copied AT_RANDOM, whose bytes are also glibc's
+// stack-protector canary: a hash reachable through timings must not leak the canary.)
 std::uint64_t hash_seed() noexcept {
     static const std::uint64_t seed = [] {
-        std::uint64_t v = 0x9E3779B97F4A7C15ull;
-        if (const auto at = ::getauxval(AT_RANDOM); at != 0) std::memcpy(&v, reinterpret_cast<const void*>(at), 8);
-        return v;
+        std::uint64_t v = 0;
+        if (::getrandom(&v, sizeof v, GRND_NONBLOCK) == static_cast<ssize_t>(sizeof v)) return v;
+        const int local = 0;
+        const auto now = static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+        return mix(now ^ mix(reinterpret_cast<std::uintptr_t>(&local)) ^
+                   (reinterpret_cast<std::uintptr_t>(&hash_seed) << 17));
     }();
     return seed;
 }

@@ -1,6 +1,7 @@
 #pragma once
-// tensor: the unit later stages compute with. Its bytes are either borrowed from a model's mapping
-// (weights: zero-copy, copying the tensor copies no weight bytes) or owned (scratch and activations).
+// core::tensor: the unit later stages compute with (not part of the loader: the loader hands out
+// tensor_info and byte views). Its bytes are either borrowed from a model's mapping (weights:
+// zero-copy, copying the tensor copies no weight bytes) or owned (scratch and activations).
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -11,10 +12,15 @@
 #include <vector>
 
 #include "minfer/gguf/attributes.hpp"
+#include "minfer/gguf/model.hpp"
 #include "minfer/gguf/result.hpp"
 #include "minfer/gguf/tensor_info.hpp"
 
-namespace minfer::gguf {
+namespace minfer::core {
+
+using gguf::result;
+using gguf::tensor_info;
+using gguf::tensor_type;
 
 class tensor {
 public:
@@ -50,15 +56,9 @@ private:
     std::variant<std::span<const std::byte>, std::vector<std::byte>> storage_;
 };
 
-/// Validate a shape for a type and compute its element count, byte size and strides (the checks
-/// of the tensor table, shared by the parser, the writer and tensor::owned). On failure the error
-/// has code, expected, found and shape set; the caller adds location.
-struct shape_facts {
-    std::array<std::int64_t, 4> ne;
-    std::array<std::uint64_t, 4> nb;
-    std::uint64_t n_elements;
-    std::uint64_t n_bytes;
-};
-result<shape_facts> check_shape(std::uint32_t type_id, std::span<const std::int64_t> ne) noexcept;
+/// A borrowed tensor for the model's tensor `name` (its bytes stay in the model's mapping: the model
+/// must outlive the tensor). @returns tensor_not_found or out_of_memory.
+result<tensor> borrow(const gguf::model& m, std::string_view name) noexcept;
+result<tensor> borrow(const gguf::model&& m, std::string_view name) = delete;  // the bytes would dangle
 
-}  // namespace minfer::gguf
+}  // namespace minfer::core

@@ -1,0 +1,118 @@
+// Parse stage 2 of 4, metadata: the KV records, their types, strings, arrays and general.alignment.
+// (parser.hpp has the order of the stages and the one failure path.)
+#include "parser.hpp"
+
+#include "record_count.hpp"
+
+namespace minfer::gguf {
+
+bool parser::metadata() {
+    const std::size_t n = detail::records_to_reserve(n_kv_, [&] { return detail::count_kv_records(cur_, n_kv_); });
+    view_.kvs_.reserve(n);
+    view_.kv_index_.reset(n);
+    const bool ok = kv_records();
+    // Keys still queued are checked before any failure is reported: a repeated key earlier in
+    // the file, or the failing record's own key, comes first.
+    if (auto d = keys_.flush(key_of())) return duplicate(*d, errc::duplicate_key, section::metadata);
+    return ok;
+}
+
+bool parser::kv_records() {
+    for (std::uint64_t i = 0; i < n_kv_; ++i) {
+        err_.index = static_cast<std::int64_t>(i);
+        kv e{};
+        e.offset = cur_.tell();
+        about_ = {};
+        if (!read_string(e.key, section::metadata, "key")) return false;
+        about_ = e.key;  // every later failure of this record is about this key
+        if (e.key.empty()) return fail(errc::empty_key, section::metadata, e.offset);
+        if (const auto nul = e.key.find('\0'); nul != std::string_view::npos)
+            return fail(errc::nul_in_name, section::metadata, e.offset + 8 + nul, 0, nul);
+        if (auto d = keys_.push(e.key, static_cast<std::uint32_t>(i), e.offset, key_of()))
+            return duplicate(*d, errc::duplicate_key, section::metadata);
+        if (!value(e)) return false;
+        if (e.key == alignment_key && !alignment(e)) return false;
+        view_.kvs_.push_back(e);
+    }
+    about_ = {};
+    err_.index = -1;
+    return true;
+}
+
+bool parser::type_tag(value_type& t, const char* what) {
+    const std::uint64_t at = cur_.tell();
+    std::uint32_t raw = 0;
+    if (!read(raw, section::metadata, what)) return false;
+    if (const verdict v = rules::value_tag(raw); !v) {
+        err_.detail = what;
+        return fail(v, section::metadata, at);
+    }
+    t = static_cast<value_type>(raw);
+    return true;
+}
+
+bool parser::value(kv& e) {
+    if (!type_tag(e.type, "value type")) return false;
+    e.element_type = e.type;
+    e.count = 1;
+    if (e.type == value_type::string) {
+        std::string_view s;
+        if (!read_string(s, section::metadata, "string value")) return false;
+        e.payload = std::as_bytes(std::span(s.data(), s.size()));
+        return true;
+    }
+    if (e.type != value_type::array) return fixed(e, 1);
+
+    const std::uint64_t at = cur_.tell();
+    if (!type_tag(e.element_type, "array element type")) return false;
+    if (const verdict v = rules::element_tag(static_cast<std::uint32_t>(e.element_type)); !v)
+        return fail(v, section::metadata, at);
+    if (!read(e.count, section::metadata, "array count")) return false;
+    if (e.count > max_array_elems) return fail(errc::array_too_long, section::metadata, at + 4, max_array_elems, e.count);
+    if (e.element_type != value_type::string) return fixed(e, e.count);
+
+    // Strings: each is (u64 length, bytes); at least 8 bytes apiece bounds the count first.
+    if (e.count > cur_.remaining() / 8) {
+        err_.detail = "string";
+        return fail(errc::array_exceeds_file, section::metadata, at + 4, cur_.remaining(), e.count);
+    }
+    const std::byte* start = cur_.here();
+    for (std::uint64_t k = 0; k < e.count; ++k) {
+        std::string_view s;
+        if (!read_string(s, section::metadata, "array string")) return false;
+    }
+    e.payload = std::span(start, static_cast<std::size_t>(cur_.here() - start));
+    return true;
+}
+
+// A fixed-size scalar or array of n elements.
+bool parser::fixed(kv& e, std::uint64_t n) {
+    const std::uint64_t at = cur_.tell();
+    const std::uint64_t size = value_size(e.element_type);
+    if (n > cur_.remaining() / size) {
+        if (e.is_array()) {
+            err_.detail = std::string(to_string(e.element_type));
+            return fail(errc::array_exceeds_file, section::metadata, at, cur_.remaining(), n);
+        }
+        err_.detail = std::string(to_string(e.type)) + " value";
+        return fail(errc::truncated, section::metadata, at, size, cur_.remaining());
+    }
+    e.payload = std::span(cur_.here(), static_cast<std::size_t>(n * size));
+    if (e.element_type == value_type::boolean) {
+        for (std::size_t k = 0; k < e.payload.size(); ++k) {
+            const auto b = static_cast<std::uint8_t>(e.payload[k]);
+            if (b > 1) return fail(errc::bad_bool, section::metadata, at + k, 1, b);
+        }
+    }
+    cur_.skip(n * size);
+    return true;
+}
+
+bool parser::alignment(const kv& e) {
+    const std::uint32_t a = e.type == value_type::u32 ? detail::load<std::uint32_t>(e.payload.data()) : 0;
+    if (const verdict v = rules::alignment(e.type, a); !v) return fail(v, section::metadata, e.offset);
+    view_.alignment_ = a;
+    return true;
+}
+
+}  // namespace minfer::gguf
