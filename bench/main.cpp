@@ -219,8 +219,7 @@ void bm_vocab_iterate(benchmark::State& state, const model* m) {
         state.SkipWithError("tokenizer.ggml.tokens missing");
         return;
     }
-    // The same view kv::get<array_view>() returns, built directly.
-    const minfer::gguf::array_view arr(tokens->element_type, tokens->count, tokens->payload);
+    const minfer::gguf::array_view arr = tokens->get<minfer::gguf::array_view>().value();
     for (auto _ : state) {
         std::size_t bytes = 0;
         for (std::string_view s : arr.strings()) bytes += s.size();

@@ -1,6 +1,7 @@
 // Error text. Descriptions keep the wording of the seed (and of ggml's gguf.cpp) where one exists.
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <system_error>
 
@@ -10,7 +11,7 @@
 namespace minfer::gguf {
 namespace {
 
-constexpr std::array<std::string_view, 47> code_names{
+constexpr std::array<std::string_view, 48> code_names{
     "ok", "io_error", "out_of_memory", "truncated", "bad_magic", "bad_version", "byte_swapped",
     "version_unsupported", "version_too_new", "negative_count", "count_too_large", "empty_key", "duplicate_key",
     "bad_value_type", "nested_array", "string_too_long", "string_exceeds_file", "array_too_long",
@@ -19,7 +20,7 @@ constexpr std::array<std::string_view, 47> code_names{
     "not_block_multiple", "size_overflow", "offset_mismatch", "data_size_overflow", "data_truncated",
     "split_not_first", "split_no_mismatch", "split_count_mismatch", "split_part_missing",
     "split_tensor_count_mismatch", "split_duplicate_tensor", "split_bad_key", "key_not_found", "type_mismatch",
-    "tensor_not_found", "index_out_of_range", "nul_in_name", "unknown"};
+    "tensor_not_found", "index_out_of_range", "nul_in_name", "value_out_of_range", "unknown"};
 
 constexpr std::array<std::string_view, 7> section_names{"file", "header", "metadata", "tensor_info", "data", "split",
                                                         "access"};
@@ -61,13 +62,22 @@ std::string_view to_string(section where) noexcept {
     return i < section_names.size() ? section_names[i] : std::string_view("unknown");
 }
 
-std::string error::description() const {
+std::string error::description() const { return describe(false); }
+
+std::string error::describe(bool path_said) const {
     const std::string s = quoted(subject);
     switch (code) {
         case errc::ok: return "no error";
-        case errc::io_error:
-            return "cannot " + (detail.empty() ? std::string("open") : detail) + " '" + escape(subject.empty() ? file : subject) +
-                   "': " + std::error_code(sys_errno, std::generic_category()).message();
+        case errc::io_error: {
+            // The path is said once: message() prefixes `file`; a description alone names it here.
+            std::string what = "cannot " + (detail.empty() ? std::string("open") : detail);
+            if (!subject.empty()) {
+                what += " " + s;
+            } else if (!file.empty() && !path_said) {
+                what += " " + quoted(file);
+            }
+            return what + ": " + std::error_code(sys_errno, std::generic_category()).message();
+        }
         case errc::out_of_memory: return "out of memory" + (detail.empty() ? std::string() : " while " + detail);
         case errc::truncated:
             return "file ends while reading " + detail + ": needs " + num(expected) + " bytes, " + num(found) + " left";
@@ -147,7 +157,8 @@ std::string error::description() const {
             return "split " + s + " has split.count=" + num(found) + ", expected " + num(expected) +
                    (detail.empty() ? "" : " " + detail);
         case errc::split_part_missing:
-            return "split part " + s + " is missing: " + std::error_code(sys_errno, std::generic_category()).message();
+            return "split part" + (subject.empty() ? std::string() : " " + s) + " is missing: " +
+                   std::error_code(sys_errno, std::generic_category()).message();
         case errc::split_tensor_count_mismatch:
             return "split.tensors.count=" + num(expected) + " but the " + num(n_parts) + " parts hold " + num(found) +
                    " tensors";
@@ -162,17 +173,44 @@ std::string error::description() const {
         case errc::nul_in_name:
             return std::string(where == section::tensor_info ? "tensor name " : "key ") + s +
                    " holds a NUL byte at position " + num(found) + ", so C readers would see another name";
+        case errc::value_out_of_range:
+            return (subject.empty() ? std::string("value") : "key " + s) +
+                   (item >= 0 ? " item " + std::to_string(item) : std::string()) +
+                   (item >= 0 ? std::string(" does not fit the type asked for")
+                              : " = " + num(found) + " (as stored bits) does not fit the type asked for (at most " +
+                                    num(expected) + ")");
         case errc::index_out_of_range:
             return "index " + num(found) + " is out of range for an array of " + num(expected) + " elements";
     }
     return "unknown error";
 }
 
+// Which string: "(item 2 of 'tokenizer.ggml.tokens')", "(key of KV 3)", "(string value of 'k')".
 std::string error::string_context() const {
-    if (!subject.empty()) return " (" + detail + " of '" + escape(subject) + "')";
-    if (index < 0) return {};
-    return " (" + detail + " of " + (where == section::tensor_info ? "tensor " : "KV ") + std::to_string(index) + ")";
+    std::string what = item >= 0 ? "item " + std::to_string(item) : detail;
+    if (!subject.empty()) return " (" + what + " of " + quoted(subject) + ")";
+    if (index < 0) return what.empty() ? std::string() : " (" + what + ")";
+    return " (" + what + " of " + (where == section::tensor_info ? "tensor " : "KV ") + std::to_string(index) + ")";
 }
+
+namespace detail {
+void bad_result_access(const error* e) noexcept {
+    // A programming error in the caller, never caused by a file: say what was there, then abort.
+    if (e == nullptr) {
+        std::fputs("minfer: error() called on a result that holds a value\n", stderr);
+    } else {
+        try {
+            const std::string m = e->message();
+            std::fprintf(stderr, "minfer: value of a failed result used; the error was: %s\n", m.c_str());
+        } catch (...) {
+            std::fprintf(stderr, "minfer: value of a failed result used; the error was [%.*s]\n",
+                         static_cast<int>(to_string(e->code).size()), to_string(e->code).data());
+        }
+    }
+    std::fflush(stderr);
+    std::abort();
+}
+}  // namespace detail
 
 std::string error::message() const {
     std::string m = escape(file);
@@ -183,7 +221,7 @@ std::string error::message() const {
     } else if (where != section::file && where != section::access) {
         m += std::string(to_string(where)) + " at byte " + num(offset) + ": ";
     }
-    m += description();
+    m += describe(true);
     m += " [";
     m += to_string(code);
     m += "]";

@@ -45,9 +45,9 @@ result<std::uint64_t> split_key(const model_part& p, std::string_view key, std::
     return unexpected(located(std::move(err), p.path, part, n_parts));
 }
 
-result<model_part> open_part(const std::filesystem::path& path, load_mode mode, std::uint32_t part,
+result<model_part> open_part(const std::filesystem::path& path, const open_options& options, std::uint32_t part,
                              std::uint32_t n_parts) {
-    auto file = mapped_file::open(path, mode);
+    auto file = mapped_file::open(path, options.mode);
     if (!file) {
         error e = std::move(file).error();
         if (part > 0 && (e.sys_errno == ENOENT || e.sys_errno == EACCES)) {
@@ -58,7 +58,7 @@ result<model_part> open_part(const std::filesystem::path& path, load_mode mode, 
         return unexpected(located(std::move(e), path, part, n_parts));
     }
     model_part p{path, std::move(*file), {}};
-    auto view = file_view::parse(p.file.bytes());
+    auto view = file_view::parse(p.file.bytes(), options.caps);
     if (!view) return unexpected(located(std::move(view).error(), path, part, n_parts));
     p.view = std::move(*view);
     return p;
@@ -75,7 +75,7 @@ result<model> model::open(const std::filesystem::path& path, const open_options&
 
         model m;
         m.parts_.reserve(n_named);
-        auto first = open_part((*paths)[0], options.mode, 0, n_named);
+        auto first = open_part((*paths)[0], options, 0, n_named);
         if (!first) return unexpected(std::move(first).error());
         m.parts_.push_back(std::move(*first));
 
@@ -89,7 +89,7 @@ result<model> model::open(const std::filesystem::path& path, const open_options&
         }
         for (std::uint32_t i = 0; i < n_named; ++i) {
             if (i > 0) {
-                auto part = open_part((*paths)[i], options.mode, i, n_named);
+                auto part = open_part((*paths)[i], options, i, n_named);
                 if (!part) return unexpected(std::move(part).error());
                 m.parts_.push_back(std::move(*part));
                 auto c = split_key(m.parts_[i], "split.count", 1, i, n_named);

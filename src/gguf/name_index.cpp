@@ -9,7 +9,15 @@ namespace minfer::gguf {
 
 namespace detail {
 namespace {
-constexpr std::uint64_t mix(std::uint64_t x) noexcept;
+constexpr std::uint64_t mix(std::uint64_t x) noexcept {  // murmur3's finaliser
+    x ^= x >> 33;
+    x *= 0xFF51AFD7ED558CCDull;
+    x ^= x >> 33;
+    x *= 0xC4CEB9FE1A85EC53ull;
+    x ^= x >> 33;
+    return x;
+}
+}  // namespace
 
 // A per-process seed from the kernel's random pool (getrandom, GRND_NONBLOCK so that an early-boot
 // pool never blocks a load), so that a file cannot be crafted offline to make all its names collide
@@ -28,16 +36,6 @@ std::uint64_t hash_seed() noexcept {
     }();
     return seed;
 }
-
-constexpr std::uint64_t mix(std::uint64_t x) noexcept {  // murmur3's finaliser
-    x ^= x >> 33;
-    x *= 0xFF51AFD7ED558CCDull;
-    x ^= x >> 33;
-    x *= 0xC4CEB9FE1A85EC53ull;
-    x ^= x >> 33;
-    return x;
-}
-}  // namespace
 
 std::uint32_t hash_name(std::string_view s) noexcept {
     // One multiply per 8-byte word, the full finaliser once: names are short, lookups are hot.

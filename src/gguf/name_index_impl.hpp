@@ -11,6 +11,8 @@ namespace minfer::gguf::detail {
 /// The index's hash of a name, seeded per process (getrandom) so that a file cannot be crafted
 /// offline to make its names collide and turn the linear probing quadratic.
 std::uint32_t hash_name(std::string_view s) noexcept;
+/// The per-process seed of hash_name (exposed for the test that proves where it comes from).
+std::uint64_t hash_seed() noexcept;
 
 template <class NameOf>
 std::int64_t name_index::insert(std::string_view name, std::uint32_t id, NameOf&& name_of) {

@@ -16,9 +16,7 @@ error make_mismatch(value_type wanted, value_type found) {
 }  // namespace
 
 error array_view::mismatch(value_type wanted) const noexcept {
-    error e = make_mismatch(wanted, type_);
-    e.detail = "array element";
-    return e;
+    return make_mismatch(wanted, type_);
 }
 
 error array_view::out_of_range(std::uint64_t i) const noexcept {
@@ -27,6 +25,14 @@ error array_view::out_of_range(std::uint64_t i) const noexcept {
     e.where = section::access;
     e.expected = count_;
     e.found = i;
+    return e;
+}
+
+error array_view::item_out_of_range(std::uint64_t i) const noexcept {
+    error e;
+    e.code = errc::value_out_of_range;
+    e.where = section::access;
+    e.item = static_cast<std::int64_t>(i);
     return e;
 }
 
@@ -56,12 +62,25 @@ result<std::vector<std::string_view>> array_view::string_table() const noexcept 
 
 error kv::mismatch(value_type wanted) const noexcept {
     error e = make_mismatch(wanted, type);
-    e.subject = std::string(key.substr(0, 256));
+    e.subject = key;  // a bounded copy into the error: no allocation
     e.offset = offset;
     return e;
 }
 
+error kv::out_of_range_value(std::uint64_t bits, std::uint64_t max) const noexcept {
+    error e;
+    e.code = errc::value_out_of_range;
+    e.where = section::access;
+    e.subject = key;
+    e.offset = offset;
+    e.expected = max;
+    e.found = bits;
+    return e;
+}
+
 result<std::int64_t> kv::as_i64() const noexcept {
+    const std::uint32_t size = value_size(type);
+    if (type == value_type::array || size == 0 || payload.size() < size) return unexpected(mismatch(value_type::i64));
     const std::byte* p = payload.data();
     switch (type) {
         case value_type::u8: return detail::load<std::uint8_t>(p);
@@ -83,7 +102,7 @@ result<std::int64_t> kv::as_i64() const noexcept {
 }
 
 result<std::uint64_t> kv::as_u64() const noexcept {
-    if (type == value_type::u64) return detail::load<std::uint64_t>(payload.data());
+    if (type == value_type::u64 && payload.size() >= 8) return detail::load<std::uint64_t>(payload.data());
     auto v = as_i64();
     if (!v || *v < 0) return unexpected(mismatch(value_type::u64));
     return static_cast<std::uint64_t>(*v);

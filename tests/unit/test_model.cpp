@@ -271,7 +271,7 @@ TEST(ModelErrors, MissingFile) {
     EXPECT_EQ(e.sys_errno, ENOENT);
     EXPECT_EQ(e.file, p.string());
     EXPECT_EQ(e.part, 0u);
-    EXPECT_EQ(e.message(), p.string() + ": cannot open '" + p.string() + "': No such file or directory [io_error]");
+    EXPECT_EQ(e.message(), p.string() + ": cannot open: No such file or directory [io_error]");
 }
 
 TEST(ModelErrors, Directory) {

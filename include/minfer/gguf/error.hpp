@@ -4,13 +4,61 @@
 // Text is made only on demand by message(); the library itself never prints.
 // docs/ERRORS.md lists every code with an example message and the meaning of expected/found.
 #include <array>
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 
 #include "minfer/gguf/text.hpp"
 
 namespace minfer::gguf {
+
+/// Text of at most N bytes kept inline: the subject of an error (a key or a tensor name) is copied
+/// here without allocating, so the accessors' failures (key_not_found, type_mismatch, …) can be
+/// built inside noexcept functions with no way to fail. Longer text is cut at N bytes (raw bytes,
+/// escaped only when shown).
+template <std::size_t N>
+class fixed_text {
+public:
+    constexpr fixed_text() noexcept = default;
+    fixed_text(std::string_view s) noexcept { assign(s); }  // NOLINT: implicit, like std::string
+    fixed_text(const char* s) noexcept : fixed_text(std::string_view(s)) {}
+    fixed_text(const std::string& s) noexcept : fixed_text(std::string_view(s)) {}
+    fixed_text& operator=(std::string_view s) noexcept { return assign(s); }
+    fixed_text& operator=(const char* s) noexcept { return assign(std::string_view(s)); }
+    fixed_text& operator=(const std::string& s) noexcept { return assign(std::string_view(s)); }
+    fixed_text& assign(std::string_view s) noexcept {
+        size_ = s.size() < N ? s.size() : N;
+        if (size_ > 0) std::memcpy(buf_, s.data(), size_);
+        return *this;
+    }
+
+    static constexpr std::size_t capacity() noexcept { return N; }
+    std::size_t size() const noexcept { return size_; }
+    bool empty() const noexcept { return size_ == 0; }
+    void clear() noexcept { size_ = 0; }
+    const char* data() const noexcept { return buf_; }
+    std::string_view view() const noexcept { return {buf_, size_}; }
+    operator std::string_view() const noexcept { return view(); }  // NOLINT: reads as a string
+    std::string str() const { return std::string(view()); }
+
+    friend bool operator==(const fixed_text& a, std::string_view b) noexcept { return a.view() == b; }
+    friend bool operator==(const fixed_text& a, const fixed_text& b) noexcept { return a.view() == b.view(); }
+    friend bool operator==(const fixed_text& a, const std::string& b) noexcept { return a.view() == b; }
+    friend bool operator==(const fixed_text& a, const char* b) noexcept { return a.view() == b; }
+    template <class Os>
+    friend auto operator<<(Os& os, const fixed_text& t) -> decltype(os << std::string_view()) {
+        return os << t.view();
+    }
+
+private:
+    char buf_[N]{};
+    std::size_t size_ = 0;
+};
+
+/// Bytes of a key or tensor name kept in an error's subject.
+inline constexpr std::size_t max_subject_bytes = 256;
 
 /// Stable error codes. Numbers may grow at the end; existing ones never change meaning.
 enum class errc : std::uint8_t {
@@ -69,7 +117,13 @@ enum class errc : std::uint8_t {
     // metadata and tensor info (added after the first release of the list)
     nul_in_name,  ///< a key or tensor name holding a NUL byte (C readers such as llama.cpp would see a
                   ///< different, shorter name); found = the NUL's position in the name
+    // accessor misuse (added with the converting getters)
+    value_out_of_range,  ///< a number does not fit the type asked for (kv::as, copy_to); found = the value's
+                         ///< bits (or, for copy_to, the item's index in `item`), expected = the type's maximum
 };
+
+/// The last code of the list (update it when appending a code; tests walk 1..last_code).
+inline constexpr errc last_code = errc::value_out_of_range;
 
 /// The region of a GGUF file an error belongs to.
 enum class section : std::uint8_t { file, header, metadata, tensor_info, data, split, access };
@@ -89,10 +143,14 @@ struct error {
     std::uint32_t part = 0;      ///< 1-based part of a split set, 0 for a single file
     std::uint32_t n_parts = 0;   ///< number of parts in the set, 0 for a single file
     int sys_errno = 0;           ///< errno for io_error and split_part_missing
+    std::int64_t item = -1;      ///< the array item a failure is about (a string of a string array), -1 when none
     std::array<std::int64_t, 4> shape{};  ///< tensor shape, for tensor_info errors
-    std::string subject;  ///< the key or tensor name (raw bytes, at most 256 kept); escaped when printed
-    std::string file;     ///< the path of the file, set by the openers
-    std::string detail;   ///< extra context some codes carry (e.g. the expected file name of a part)
+    /// The key or tensor name the failure is about (raw bytes, at most 256 kept; escaped when
+    /// printed). Never a path: the path is `file`.
+    fixed_text<max_subject_bytes> subject;
+    std::string file;     ///< the path of the file (of the part, in a split set), set by the openers
+    std::string detail;   ///< extra context some codes carry (e.g. the expected file name of a part);
+                          ///< never set by the accessors, whose errors allocate nothing
 
     /// The seed's wording for the failure, without location: "tensor 'x' has offset 96, expected 64".
     [[nodiscard]] std::string description() const;
@@ -101,6 +159,8 @@ struct error {
 
 private:
     std::string string_context() const;
+    // path_said: inside message(), which has named the file already (a path is said once).
+    std::string describe(bool path_said) const;
 };
 
 }  // namespace minfer::gguf

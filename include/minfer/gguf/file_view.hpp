@@ -6,6 +6,7 @@
 // outlive them (model and mapped_file own them).
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <optional>
 #include <span>
 #include <string_view>
@@ -25,16 +26,77 @@ inline constexpr std::uint64_t max_string_bytes = 1ull << 30;  ///< GGUF_MAX_STR
 inline constexpr std::uint64_t max_array_elems = 1ull << 30;   ///< cap on one array's element count
 inline constexpr std::string_view alignment_key = "general.alignment";
 
+/// The caps of a parse. The defaults are llama.cpp's (a file it loads, we load); a caller that
+/// knows its inputs (a metadata editor, a server that inspects uploads) may lower them. Whatever
+/// the caps, counts are also bounded by what the file's remaining bytes can hold, and memory by
+/// the records actually present.
+struct limits {
+    std::uint64_t max_string_bytes = gguf::max_string_bytes;  ///< one string (key, value, name); string_too_long
+    std::uint64_t max_array_elems = gguf::max_array_elems;    ///< one array's count; array_too_long
+    std::uint64_t max_kvs = UINT64_MAX;      ///< n_kv; count_too_large (expected = this cap)
+    std::uint64_t max_tensors = UINT64_MAX;  ///< n_tensors; count_too_large (expected = this cap)
+};
+
+class file_view;
+
+/// The metadata entries whose key starts with a prefix, in file order (file_view::with_prefix).
+class kv_prefix_range {
+public:
+    class iterator {
+    public:
+        using iterator_category = std::forward_iterator_tag;
+        using value_type = kv;
+        using difference_type = std::ptrdiff_t;
+        using pointer = const kv*;
+        using reference = const kv&;
+        iterator() noexcept = default;
+        const kv& operator*() const noexcept { return *p_; }
+        const kv* operator->() const noexcept { return p_; }
+        iterator& operator++() noexcept {
+            ++p_;
+            skip();
+            return *this;
+        }
+        iterator operator++(int) noexcept { auto t = *this; ++*this; return t; }
+        friend bool operator==(const iterator& a, const iterator& b) noexcept { return a.p_ == b.p_; }
+
+    private:
+        friend class kv_prefix_range;
+        iterator(const kv* p, const kv* end, std::string_view prefix) noexcept : p_(p), end_(end), prefix_(prefix) {
+            skip();
+        }
+        void skip() noexcept {
+            while (p_ != end_ && !p_->key.starts_with(prefix_)) ++p_;
+        }
+        const kv* p_ = nullptr;
+        const kv* end_ = nullptr;
+        std::string_view prefix_;
+    };
+    kv_prefix_range(std::span<const kv> all, std::string_view prefix) noexcept : all_(all), prefix_(prefix) {}
+    iterator begin() const noexcept { return {all_.data(), all_.data() + all_.size(), prefix_}; }
+    iterator end() const noexcept { return {all_.data() + all_.size(), all_.data() + all_.size(), prefix_}; }
+
+private:
+    std::span<const kv> all_;
+    std::string_view prefix_;
+};
+
 class file_view {
 public:
     /// Verify `bytes` as a GGUF file. Reads only [0, data_offset).
     /// @returns the first failed check as an error (section, offset, subject set; file left empty),
     /// or out_of_memory.
-    static result<file_view> parse(std::span<const std::byte> bytes) noexcept;
+    static result<file_view> parse(std::span<const std::byte> bytes, const limits& caps = {}) noexcept;
     /// A temporary buffer would dangle: refuse it at compile time.
-    static result<file_view> parse(std::vector<std::byte>&&) = delete;
+    static result<file_view> parse(std::vector<std::byte>&&, const limits& = {}) = delete;
 
     file_view() noexcept = default;
+    // Move-only: a copy would duplicate every record and both indexes, silently (as `auto md =
+    // m->metadata();` did). Take a reference instead.
+    file_view(file_view&&) noexcept = default;
+    file_view& operator=(file_view&&) noexcept = default;
+    file_view(const file_view&) = delete;
+    file_view& operator=(const file_view&) = delete;
 
     std::uint32_t version() const noexcept { return version_; }
     std::uint32_t alignment() const noexcept { return alignment_; }
@@ -53,14 +115,33 @@ public:
     /// The value of `key` as T (see kv::get). @returns key_not_found or type_mismatch.
     template <class T>
     result<T> get(std::string_view key) const noexcept;
+    /// The number at `key` as T whatever width it is stored in, range-checked (see kv::as).
+    /// @returns key_not_found, type_mismatch or value_out_of_range.
+    template <class T>
+    result<T> get_as(std::string_view key) const noexcept;
+    /// `fallback` when `key` is absent; otherwise as get_as (numbers) or get (strings, arrays): a
+    /// key present with the wrong type is still an error, never silently replaced.
+    template <class T>
+    result<T> get_or(std::string_view key, T fallback) const noexcept;
+    /// The entries whose key starts with `prefix` ("tokenizer.ggml."), in file order.
+    kv_prefix_range with_prefix(std::string_view prefix) const noexcept MINFER_LIFETIMEBOUND { return {kvs_, prefix}; }
 
     /// All tensors in file order.
     std::span<const tensor_info> tensors() const noexcept MINFER_LIFETIMEBOUND { return tensors_; }
     /// O(1) lookup; nullptr when absent.
     const tensor_info* find_tensor(std::string_view name) const noexcept MINFER_LIFETIMEBOUND;
-    /// A tensor's bytes: [data_offset + offset, + n_bytes), in bounds by construction.
+    /// A tensor's bytes: [data_offset + offset, + n_bytes), in bounds by construction. `t` must be
+    /// one of this view's tensors(); a handle from another file (or a copy altered by hand) gets an
+    /// empty span, never a read outside these bytes.
     std::span<const std::byte> tensor_data(const tensor_info& t) const noexcept MINFER_LIFETIMEBOUND {
-        return bytes_.subspan(data_offset_ + t.offset, t.n_bytes);
+        if (!owns(t)) return {};
+        return bytes_.subspan(static_cast<std::size_t>(data_offset_ + t.offset), static_cast<std::size_t>(t.n_bytes));
+    }
+    /// Whether `t` is an entry of this view's tensor table (by address).
+    bool owns(const tensor_info& t) const noexcept {
+        const auto at = reinterpret_cast<std::uintptr_t>(&t);
+        const auto first = reinterpret_cast<std::uintptr_t>(tensors_.data());
+        return at >= first && at < first + tensors_.size() * sizeof(tensor_info) && (at - first) % sizeof(tensor_info) == 0;
     }
 
 private:
@@ -76,13 +157,31 @@ private:
     detail::name_index tensor_index_;
 };
 
-error key_not_found_error(std::string_view key);
+error key_not_found_error(std::string_view key) noexcept;
 
 template <class T>
 result<T> file_view::get(std::string_view key) const noexcept {
     const kv* e = find(key);
     if (e == nullptr) return unexpected(key_not_found_error(key));
     return e->get<T>();
+}
+
+template <class T>
+result<T> file_view::get_as(std::string_view key) const noexcept {
+    const kv* e = find(key);
+    if (e == nullptr) return unexpected(key_not_found_error(key));
+    return e->as<T>();
+}
+
+template <class T>
+result<T> file_view::get_or(std::string_view key, T fallback) const noexcept {
+    const kv* e = find(key);
+    if (e == nullptr) return fallback;
+    if constexpr (detail::is_fixed_value<T>) {
+        return e->as<T>();
+    } else {
+        return e->get<T>();
+    }
 }
 
 }  // namespace minfer::gguf

@@ -19,6 +19,7 @@ namespace minfer::gguf {
 
 struct open_options {
     load_mode mode = load_mode::map;
+    limits caps{};  ///< the parse caps, for every part
 };
 
 /// One file of a model.
@@ -53,6 +54,9 @@ public:
     /// Part 1's view: the model's metadata and format facts.
     const file_view& metadata() const& noexcept MINFER_LIFETIMEBOUND { return parts_.front().view; }
     const file_view& metadata() const&& = delete;
+    /// The path the model was opened with (part 1's).
+    const std::filesystem::path& path() const& noexcept MINFER_LIFETIMEBOUND { return parts_.front().path; }
+    const std::filesystem::path& path() const&& = delete;
     /// Sum of the sizes of all part files (the mapped lengths).
     std::uint64_t file_bytes() const noexcept;
 
@@ -64,6 +68,17 @@ public:
     result<T> get(std::string_view key) const& noexcept { return metadata().get<T>(key); }
     template <class T>
     result<T> get(std::string_view key) const&& = delete;
+    /// A number of any stored width as T, range-checked (file_view::get_as).
+    template <class T>
+    result<T> get_as(std::string_view key) const& noexcept { return metadata().get_as<T>(key); }
+    /// `fallback` when absent, else as get_as / get (file_view::get_or).
+    template <class T>
+    result<T> get_or(std::string_view key, T fallback) const& noexcept { return metadata().get_or<T>(key, fallback); }
+    /// Part 1's entries whose key starts with `prefix`, in file order.
+    kv_prefix_range with_prefix(std::string_view prefix) const& noexcept MINFER_LIFETIMEBOUND {
+        return metadata().with_prefix(prefix);
+    }
+    kv_prefix_range with_prefix(std::string_view prefix) const&& = delete;
 
     /// Every tensor of every part, part by part in file order.
     std::span<const tensor_ref> tensors() const& noexcept MINFER_LIFETIMEBOUND { return tensors_; }
@@ -71,9 +86,11 @@ public:
     /// O(1) lookup in the merged index; nullptr when absent.
     const tensor_ref* find_tensor(std::string_view name) const& noexcept MINFER_LIFETIMEBOUND;
     const tensor_ref* find_tensor(std::string_view name) const&& = delete;
-    /// The bytes of a tensor, inside its part's mapping.
+    /// The bytes of a tensor, inside its part's mapping. `t` must come from this model; a handle
+    /// of another model (or one altered by hand) gets an empty span, never a read out of bounds.
     std::span<const std::byte> tensor_data(const tensor_ref& t) const& noexcept MINFER_LIFETIMEBOUND {
-        return parts_[t.part].view.tensor_data(*t.info);
+        if (t.part >= parts_.size() || t.info == nullptr) return {};
+        return parts_[t.part].view.tensor_data(*t.info);  // checks that the info is that part's
     }
     std::span<const std::byte> tensor_data(const tensor_ref& t) const&& = delete;
 

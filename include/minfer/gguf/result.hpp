@@ -1,7 +1,12 @@
 #pragma once
 // result<T>: a value or an error, shaped like a subset of C++23 std::expected<T, error> so it can be
 // swapped for it later. No exceptions: using value() on an error (or error() on a value) is a
-// programming error, never something a file can cause, and traps.
+// programming error, never something a file can cause: it prints the error's message to stderr and
+// aborts, so the misuse is loud (the only output this library ever makes).
+//
+// On a temporary result, value(), operator* and error() return by value (moved out), not by
+// reference: `const model& m = *model::open(p);` then binds to a moved-out model whose lifetime the
+// reference extends, instead of dangling into a destroyed temporary.
 #include <optional>
 #include <type_traits>
 #include <utility>
@@ -10,6 +15,11 @@
 #include "minfer/gguf/error.hpp"
 
 namespace minfer::gguf {
+
+namespace detail {
+/// Misuse of a result: print what was there and abort (out of line, cold).
+[[noreturn]] void bad_result_access(const error* e) noexcept;
+}  // namespace detail
 
 /// Tag wrapper used to construct a failed result: `return unexpected(err);`.
 struct unexpected {
@@ -28,14 +38,14 @@ public:
     [[nodiscard]] bool has_value() const noexcept { return v_.index() == 0; }
     explicit operator bool() const noexcept { return has_value(); }
 
-    // value() of an error is a programming error, never something a file can cause: it traps.
+    // value() of an error is a programming error, never something a file can cause: loud abort.
     T& value() & noexcept { check(); return *std::get_if<0>(&v_); }
     const T& value() const& noexcept { check(); return *std::get_if<0>(&v_); }
-    T&& value() && noexcept { check(); return std::move(*std::get_if<0>(&v_)); }
+    T value() && noexcept(std::is_nothrow_move_constructible_v<T>) { check(); return std::move(*std::get_if<0>(&v_)); }
 
     T& operator*() & noexcept { return value(); }
     const T& operator*() const& noexcept { return value(); }
-    T&& operator*() && noexcept { return std::move(*this).value(); }
+    T operator*() && noexcept(std::is_nothrow_move_constructible_v<T>) { return std::move(*this).value(); }
     T* operator->() & noexcept { return &value(); }
     const T* operator->() const& noexcept { return &value(); }
     // `open(path)->view()` would borrow from a temporary that dies at the end of the statement, so
@@ -47,12 +57,12 @@ public:
 
     const gguf::error& error() const& noexcept {
         if (has_value()) [[unlikely]]
-            __builtin_trap();
+            detail::bad_result_access(nullptr);
         return *std::get_if<1>(&v_);
     }
-    gguf::error&& error() && noexcept {
+    gguf::error error() && noexcept {
         if (has_value()) [[unlikely]]
-            __builtin_trap();
+            detail::bad_result_access(nullptr);
         return std::move(*std::get_if<1>(&v_));
     }
 
@@ -62,7 +72,7 @@ public:
 private:
     void check() const noexcept {
         if (!has_value()) [[unlikely]]
-            __builtin_trap();
+            detail::bad_result_access(std::get_if<1>(&v_));
     }
     std::variant<T, gguf::error> v_;
 };
@@ -76,12 +86,12 @@ public:
     explicit operator bool() const noexcept { return has_value(); }
     const gguf::error& error() const& noexcept {
         if (has_value()) [[unlikely]]
-            __builtin_trap();
+            detail::bad_result_access(nullptr);
         return *err_;
     }
-    gguf::error&& error() && noexcept {
+    gguf::error error() && noexcept {
         if (has_value()) [[unlikely]]
-            __builtin_trap();
+            detail::bad_result_access(nullptr);
         return std::move(*err_);
     }
 

@@ -1,5 +1,7 @@
 // Parse stage 1 of 4, the header: magic, version, and the two counts bounded by the file size.
 // (parser.hpp has the order of the stages and the one failure path.)
+#include <algorithm>
+
 #include "parser.hpp"
 
 namespace minfer::gguf {
@@ -32,12 +34,14 @@ bool parser::header() {
     }
     // Bound both counts by what the rest of the file could hold, before reserving anything.
     const std::uint64_t rest = cur_.remaining();
-    const std::uint64_t max_kv = rest / detail::min_kv_bytes;
+    const std::uint64_t max_kv = std::min(rest / detail::min_kv_bytes, caps_.max_kvs);
     if (static_cast<std::uint64_t>(n_kv) > max_kv) {
         subject("n_kv");
         return fail(errc::count_too_large, section::header, 16, max_kv, static_cast<std::uint64_t>(n_kv));
     }
-    const std::uint64_t max_tensors = (rest - static_cast<std::uint64_t>(n_kv) * detail::min_kv_bytes) / detail::min_tensor_bytes;
+    const std::uint64_t max_tensors =
+        std::min((rest - static_cast<std::uint64_t>(n_kv) * detail::min_kv_bytes) / detail::min_tensor_bytes,
+                 caps_.max_tensors);
     if (static_cast<std::uint64_t>(n_tensors) > max_tensors) {
         subject("n_tensors");
         return fail(errc::count_too_large, section::header, 8, max_tensors, static_cast<std::uint64_t>(n_tensors));

@@ -68,7 +68,8 @@ bool parser::value(kv& e) {
     if (const verdict v = rules::element_tag(static_cast<std::uint32_t>(e.element_type)); !v)
         return fail(v, section::metadata, at);
     if (!read(e.count, section::metadata, "array count")) return false;
-    if (e.count > max_array_elems) return fail(errc::array_too_long, section::metadata, at + 4, max_array_elems, e.count);
+    if (e.count > caps_.max_array_elems)
+        return fail(errc::array_too_long, section::metadata, at + 4, caps_.max_array_elems, e.count);
     if (e.element_type != value_type::string) return fixed(e, e.count);
 
     // Strings: each is (u64 length, bytes); at least 8 bytes apiece bounds the count first.
@@ -79,7 +80,10 @@ bool parser::value(kv& e) {
     const std::byte* start = cur_.here();
     for (std::uint64_t k = 0; k < e.count; ++k) {
         std::string_view s;
-        if (!read_string(s, section::metadata, "array string")) return false;
+        if (!read_string(s, section::metadata, "array string")) {
+            err_.item = static_cast<std::int64_t>(k);  // "item 2 of 'tokenizer.ggml.tokens'"
+            return false;
+        }
     }
     e.payload = std::span(start, static_cast<std::size_t>(cur_.here() - start));
     return true;

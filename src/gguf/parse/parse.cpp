@@ -10,7 +10,7 @@ static_assert(std::endian::native == std::endian::little, "GGUF is little-endian
 
 namespace minfer::gguf {
 
-error key_not_found_error(std::string_view key) {
+error key_not_found_error(std::string_view key) noexcept {
     error e;
     e.code = errc::key_not_found;
     e.where = section::access;
@@ -35,9 +35,9 @@ bool parser::duplicate(const detail::insert_window::duplicate& d, errc code, sec
     return fail(code, where, d.offset, d.first, d.id);
 }
 
-result<file_view> file_view::parse(std::span<const std::byte> bytes) noexcept {
+result<file_view> file_view::parse(std::span<const std::byte> bytes, const limits& caps) noexcept {
     try {
-        return parser(bytes).run();
+        return parser(bytes, caps).run();
     } catch (const std::bad_alloc&) {
         error e;
         e.code = errc::out_of_memory;

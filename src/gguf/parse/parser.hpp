@@ -37,7 +37,9 @@ std::size_t records_to_reserve(std::uint64_t declared, Count&& count) noexcept {
 
 class parser {
 public:
-    explicit parser(std::span<const std::byte> bytes) noexcept : cur_(bytes) { view_.bytes_ = bytes; }
+    parser(std::span<const std::byte> bytes, const limits& caps) noexcept : cur_(bytes), caps_(caps) {
+        view_.bytes_ = bytes;
+    }
 
     result<file_view> run() {
         if (!header() || !metadata() || !tensor_table() || !layout()) return unexpected(std::move(err_));
@@ -96,9 +98,9 @@ private:
         const std::uint64_t at = cur_.tell();
         std::uint64_t n = 0;
         if (!read(n, where, what)) return false;
-        if (n > max_string_bytes) {
+        if (n > caps_.max_string_bytes) {
             err_.detail = what;
-            return fail(errc::string_too_long, where, at, max_string_bytes, n);
+            return fail(errc::string_too_long, where, at, caps_.max_string_bytes, n);
         }
         if (!cur_.has(n)) {
             err_.detail = what;
@@ -110,6 +112,7 @@ private:
     }
 
     detail::byte_cursor cur_;
+    limits caps_;
     std::string_view about_;  // the key or tensor the current checks are about (subject of a failure)
     file_view view_;
     detail::insert_window keys_{view_.kv_index_};
