@@ -86,7 +86,8 @@ result<atomic_file> atomic_file::create(const std::filesystem::path& target,
                 f.temp_leaf_ = std::move(leaf);
                 return f;
             }
-            if (errno != EEXIST) return unexpected(io_error(dir / leaf, "create the temporary file", errno));
+            if (const int err = errno; err != EEXIST)
+                return unexpected(io_error(dir / leaf, "create the temporary file", err));
         }
         return unexpected(io_error(dir, "find a free temporary name in", EEXIST));
     } catch (...) {  // bad_alloc from a path or a string

@@ -116,7 +116,8 @@ public:
             }
             struct stat st {};
             if (::fstat(fd, &st) != 0) {
-                error e = io_error(source_name(s), "stat the tensor source", errno);
+                const int err = errno;  // before any allocation below
+                error e = io_error(source_name(s), "stat the tensor source", err);
                 e.index = static_cast<std::int64_t>(i);
                 e.subject = p.tensors()[i].name;
                 return unexpected(std::move(e));
@@ -505,8 +506,10 @@ result<void> writer::write(const std::filesystem::path& path, const write_option
             }
         }
         // The size the plan says: trailing zero tensors and the last padding become a hole.
-        if (::ftruncate(fd, static_cast<off_t>(p.file_size())) != 0)
-            return unexpected(io_error(target, "set the size of", errno));
+        if (::ftruncate(fd, static_cast<off_t>(p.file_size())) != 0) {
+            const int err = errno;
+            return unexpected(io_error(target, "set the size of", err));
+        }
         return out->commit();
     } catch (const std::bad_alloc&) {
         return unexpected(oom("writing"));
