@@ -465,7 +465,17 @@ result<void> writer::write(const std::filesystem::path& path, const write_option
             return unexpected(std::move(e));
         };
 
+        auto report = [&](std::uint64_t written) -> result<void> {
+            if (!options.progress) return {};
+            try {
+                options.progress(written, p.file_size());
+                return {};
+            } catch (...) {
+                return unexpected(io_error(target, "the progress callback threw an exception while writing", 0));
+            }
+        };
         if (const auto s = detail::write_all(fd, head, 0); !s.ok()) return write_failed(s, SIZE_MAX, 0);
+        if (auto r = report(p.data_offset()); !r) return r;
         bool kernel = options.kernel_copy;
         for (std::size_t i = 0; i < tensors_.size(); ++i) {
             const tensor_source& s = tensors_[i].source;
@@ -504,6 +514,7 @@ result<void> writer::write(const std::filesystem::path& path, const write_option
                     break;
                 }
             }
+            if (auto r = report(at + p.tensors()[i].padded_bytes); !r) return r;
         }
         // The size the plan says: trailing zero tensors and the last padding become a hole.
         if (::ftruncate(fd, static_cast<off_t>(p.file_size())) != 0) {

@@ -193,6 +193,25 @@ TEST(WriteSources, RewritingAParsedFileWithBorrowedBytesIsIdentical) {
     EXPECT_EQ(to_bytes(copy), original);
 }
 
+TEST(WriteSources, ProgressReachesThePlannedSize) {
+    every_kind k;
+    auto p = k.w.make_plan();
+    ASSERT_TRUE(p);
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> seen;
+    write_options o;
+    o.progress = [&seen](std::uint64_t done, std::uint64_t total) { seen.emplace_back(done, total); };
+    ASSERT_TRUE(k.w.write(k.dir / "p.gguf", o));
+    ASSERT_EQ(seen.size(), 1 + p->tensor_count());  // the header, then each tensor
+    EXPECT_EQ(seen.front().first, p->data_offset());
+    for (std::size_t i = 1; i < seen.size(); ++i) EXPECT_GT(seen[i].first, seen[i - 1].first);
+    EXPECT_EQ(seen.back().first, p->file_size());
+    for (const auto& s : seen) EXPECT_EQ(s.second, p->file_size());
+    // a callback that throws ends the write, and the file is not created
+    o.progress = [](std::uint64_t, std::uint64_t) { throw std::runtime_error("stop"); };
+    EXPECT_EQ(error_of(k.w.write(k.dir / "q.gguf", o)).code, errc::io_error);
+    EXPECT_FALSE(fs::exists(k.dir / "q.gguf"));
+}
+
 // ---- the plan -------------------------------------------------------------------------------
 
 TEST(WritePlan, OffsetsAreWhatTheLoaderReads) {

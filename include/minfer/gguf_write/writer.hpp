@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -33,6 +34,10 @@ struct write_options {
     bool kernel_copy = true;
     /// The one buffer used for callback sources and the pread fallback: the write's memory bound.
     std::size_t chunk_bytes = std::size_t{4} << 20;
+    /// write() only: called after the header and after each tensor with the bytes of the file
+    /// written so far and the planned file size (a merge of a 70 GB model takes minutes). An
+    /// exception it throws ends the write as io_error; the target is untouched.
+    std::function<void(std::uint64_t written, std::uint64_t total)> progress;
 };
 
 class writer {
