@@ -14,7 +14,7 @@
 
 #include "minfer/gguf/split.hpp"
 #include "minfer/gguf/types.hpp"
-#include "minfer/gguf/writer.hpp"
+#include "minfer/gguf_write/writer.hpp"
 
 namespace minfer::bench {
 namespace {

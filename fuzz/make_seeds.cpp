@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "minfer/gguf/writer.hpp"
+#include "minfer/gguf_write/writer.hpp"
 
 namespace fs = std::filesystem;
 namespace gguf = minfer::gguf;

@@ -18,4 +18,3 @@
 #include "minfer/gguf/text.hpp"
 #include "minfer/gguf/types.hpp"
 #include "minfer/gguf/value.hpp"
-#include "minfer/gguf/writer.hpp"

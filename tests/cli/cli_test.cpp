@@ -23,6 +23,7 @@
 #include <nlohmann/json.hpp>
 
 #include "minfer/gguf.hpp"
+#include "minfer/gguf_write/writer.hpp"
 
 extern char** environ;
 

@@ -22,7 +22,7 @@ elseif(MODE STREQUAL "install")
     file(REMOVE_RECURSE ${PREFIX})
     run(${CMAKE_COMMAND} --build ${BUILD_DIR} --target ${TARGETS})  # a no-op when the build is current
     run(${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${PREFIX})
-    foreach(f include/minfer/gguf.hpp include/minfer/gguf/file_view.hpp include/minfer/gguf/writer.hpp)
+    foreach(f include/minfer/gguf.hpp include/minfer/gguf/file_view.hpp include/minfer/gguf_write/writer.hpp)
         if(NOT EXISTS ${PREFIX}/${f})
             message(FATAL_ERROR "${f} was not installed")
         endif()

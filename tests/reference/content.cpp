@@ -7,7 +7,7 @@
 #include <string_view>
 
 #include "minfer/gguf/types.hpp"
-#include "minfer/gguf/writer.hpp"
+#include "minfer/gguf_write/writer.hpp"
 
 namespace minfer::reference {
 

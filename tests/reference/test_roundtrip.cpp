@@ -14,6 +14,7 @@
 #include "harness.hpp"
 #include "llama_ref.hpp"
 #include "minfer/gguf.hpp"
+#include "minfer/gguf_write/writer.hpp"
 #include "snapshot.hpp"
 
 namespace minfer::reference {

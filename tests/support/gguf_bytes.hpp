@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "minfer/gguf.hpp"
+#include "minfer/gguf_write/writer.hpp"
 
 namespace minfer::test {
 

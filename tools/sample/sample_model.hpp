@@ -12,7 +12,7 @@
 
 #include "minfer/gguf/result.hpp"
 #include "minfer/gguf/types.hpp"
-#include "minfer/gguf/writer.hpp"
+#include "minfer/gguf_write/writer.hpp"
 
 namespace minfer::sample {
 

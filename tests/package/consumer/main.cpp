@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <cstring>
 #include <minfer/gguf.hpp>
+#include <minfer/gguf_write/writer.hpp>
 
 int main(int argc, char** argv) {
     using namespace minfer::gguf;

@@ -5,6 +5,7 @@
 
 #include "minfer/core/tensor.hpp"
 #include "minfer/gguf.hpp"
+#include "minfer/gguf_write/writer.hpp"
 
 int main(int argc, char** argv) {
     using namespace minfer::gguf;

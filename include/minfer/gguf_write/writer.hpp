@@ -1,0 +1,118 @@
+#pragma once
+// writer: builds a GGUF v3 file from metadata and tensor sources. It keeps the metadata (small) and a
+// source per tensor (see source.hpp), never the tensors' bytes, and streams them to the output
+// through one fixed chunk buffer: memory stays bounded whatever the model size. Everything the loader
+// would refuse is refused by the plan (plan.hpp, the loader's own rules) before the output is
+// created, and the output is an atomic_file (atomic_file.hpp), so the target holds the old file or
+// the complete new one. Keys keep insertion order; setting a key again replaces its value in place
+// (llama.cpp's gguf_set_* moves it to the end instead). The builder calls cannot fail: an allocation
+// failure while building is kept and returned by make_plan(), write() and to_bytes().
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "minfer/gguf/result.hpp"
+#include "minfer/gguf/types.hpp"
+#include "minfer/gguf/value.hpp"
+#include "minfer/gguf_write/atomic_file.hpp"
+#include "minfer/gguf_write/plan.hpp"
+#include "minfer/gguf_write/source.hpp"
+
+namespace minfer::gguf {
+
+struct write_options {
+    atomic_file_options file{};
+    /// Copy file-range sources with copy_file_range (in-kernel, no user buffer; falls back to
+    /// pread/pwrite where the kernel refuses). false: always pread/pwrite (for comparisons).
+    bool kernel_copy = true;
+    /// The one buffer used for callback sources and the pread fallback: the write's memory bound.
+    std::size_t chunk_bytes = std::size_t{4} << 20;
+    /// write() only: called after the header and after each tensor with the bytes of the file
+    /// written so far and the planned file size (a merge of a 70 GB model takes minutes). An
+    /// exception it throws ends the write as io_error; the target is untouched.
+    std::function<void(std::uint64_t written, std::uint64_t total)> progress;
+};
+
+class writer {
+public:
+    writer& set_u8(std::string_view key, std::uint8_t v) noexcept;
+    writer& set_i8(std::string_view key, std::int8_t v) noexcept;
+    writer& set_u16(std::string_view key, std::uint16_t v) noexcept;
+    writer& set_i16(std::string_view key, std::int16_t v) noexcept;
+    writer& set_u32(std::string_view key, std::uint32_t v) noexcept;
+    writer& set_i32(std::string_view key, std::int32_t v) noexcept;
+    writer& set_f32(std::string_view key, float v) noexcept;
+    writer& set_bool(std::string_view key, bool v) noexcept;
+    writer& set_u64(std::string_view key, std::uint64_t v) noexcept;
+    writer& set_i64(std::string_view key, std::int64_t v) noexcept;
+    writer& set_f64(std::string_view key, double v) noexcept;
+    writer& set_string(std::string_view key, std::string_view v) noexcept;
+    /// A fixed-size array: `elements` holds count * value_size(type) little-endian bytes.
+    writer& set_array(std::string_view key, value_type type, std::span<const std::byte> elements) noexcept;
+    template <class T>
+    writer& set_array(std::string_view key, value_type type, std::span<const T> elements) noexcept {
+        return set_array(key, type, std::as_bytes(elements));
+    }
+    writer& set_strings(std::string_view key, std::span<const std::string_view> strings) noexcept;
+    writer& set_strings(std::string_view key, std::span<const std::string> strings) noexcept;
+    /// A record of a parsed file, copied exactly (type, element type, payload): for edit and merge.
+    writer& set(const kv& record) noexcept;
+    /// Remove a key if present.
+    writer& erase(std::string_view key) noexcept;
+
+    /// Add a tensor whose bytes come from `source`. Checked by make_plan(): name 1..63 bytes and
+    /// unique, a known type, a valid shape, and source.size() equal to the shape's byte size.
+    writer& add_tensor(std::string_view name, tensor_type type, std::span<const std::int64_t> ne,
+                       tensor_source source) noexcept;
+    /// Add a tensor with its bytes, copied into the writer (small tensors, tests).
+    writer& add_tensor(std::string_view name, tensor_type type, std::span<const std::int64_t> ne,
+                       std::span<const std::byte> data) noexcept;
+    /// Add a tensor whose bytes are all zero, written as a hole (sparse file).
+    writer& add_zero_tensor(std::string_view name, tensor_type type, std::span<const std::int64_t> ne) noexcept;
+
+    std::size_t kv_count() const noexcept { return kvs_.size(); }
+    std::size_t tensor_count() const noexcept { return tensors_.size(); }
+
+    /// The layout of the file write() would produce, without reading any source. @returns the
+    /// errors of plan::make, or out_of_memory.
+    result<gguf::plan> make_plan() const noexcept;
+
+    /// Serialise to `path` through an atomic_file. @returns the plan's errors (nothing created);
+    /// io_error (file = the path concerned: a source, the temporary or the target; detail = the
+    /// operation; sys_errno); data_truncated when a file source is shorter than its range; a
+    /// callback source's own error; out_of_memory. On any error the target is untouched.
+    result<void> write(const std::filesystem::path& path, const write_options& options = {}) const noexcept;
+    /// Serialise to memory (holes become zero bytes). Same errors as write(), and size_overflow when
+    /// the file cannot be one object in memory.
+    result<std::vector<std::byte>> to_bytes(const write_options& options = {}) const noexcept;
+
+private:
+    struct kv_record {
+        std::string key;
+        value_type type;
+        std::vector<std::byte> value;  // as stored after the type tag
+    };
+    struct tensor_record {
+        std::string name;
+        tensor_type type;
+        std::vector<std::int64_t> ne;
+        tensor_source source;
+    };
+    writer& put(std::string_view key, value_type type, std::vector<std::byte> value) noexcept;
+    void failed(const char* what) noexcept;
+    std::vector<kv_desc> kv_descs() const;
+
+    std::vector<kv_record> kvs_;
+    std::unordered_map<std::string, std::size_t> key_index_;  // key -> position in kvs_: O(1) set
+    std::vector<tensor_record> tensors_;
+    std::optional<error> deferred_;  // the first builder failure (an allocation), reported on use
+};
+
+}  // namespace minfer::gguf

@@ -1,0 +1,99 @@
+// Byte moving for the writer: pwrite/pread loops and copy_file_range with its fallback.
+#include "copy.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <sys/types.h>
+#include <unistd.h>
+
+namespace minfer::gguf::detail {
+namespace {
+// One call moves at most this much, so that a huge tensor does not become one unbounded syscall
+// (and so the sizes fit ssize_t everywhere).
+constexpr std::uint64_t max_call = std::uint64_t{1} << 30;
+}  // namespace
+
+copy_status write_all(int fd, std::span<const std::byte> bytes, std::uint64_t offset) noexcept {
+    copy_status s;
+    while (s.done < bytes.size()) {
+        const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(bytes.size() - s.done, max_call));
+        const ssize_t w = ::pwrite(fd, bytes.data() + s.done, n, static_cast<off_t>(offset + s.done));
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) {  // 0 for a non-empty write: treat as no space rather than loop forever
+            s.failed = copy_status::what::write;
+            s.err = w < 0 ? errno : ENOSPC;
+            return s;
+        }
+        s.done += static_cast<std::uint64_t>(w);
+    }
+    return s;
+}
+
+copy_status read_all(int fd, std::span<std::byte> out, std::uint64_t offset) noexcept {
+    copy_status s;
+    while (s.done < out.size()) {
+        const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(out.size() - s.done, max_call));
+        const ssize_t r = ::pread(fd, out.data() + s.done, n, static_cast<off_t>(offset + s.done));
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) {
+            s.failed = copy_status::what::read;
+            s.err = errno;
+            return s;
+        }
+        if (r == 0) {
+            s.failed = copy_status::what::short_source;
+            return s;
+        }
+        s.done += static_cast<std::uint64_t>(r);
+    }
+    return s;
+}
+
+copy_status copy_range(int in, std::uint64_t in_offset, int out, std::uint64_t out_offset, std::uint64_t length,
+                       bool& kernel, std::span<std::byte> chunk) noexcept {
+    copy_status s;
+    while (kernel && s.done < length) {
+        auto in_off = static_cast<off_t>(in_offset + s.done);
+        auto out_off = static_cast<off_t>(out_offset + s.done);
+        const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(length - s.done, max_call));
+        const ssize_t c = ::copy_file_range(in, &in_off, out, &out_off, n, 0);
+        if (c < 0 && errno == EINTR) continue;
+        if (c < 0 && (errno == EXDEV || errno == EINVAL || errno == ENOSYS || errno == EOPNOTSUPP)) {
+            kernel = false;  // this pair of files cannot be copied in the kernel: pread/pwrite below
+            break;
+        }
+        if (c < 0) {
+            s.failed = errno == EFBIG || errno == ENOSPC || errno == EDQUOT ? copy_status::what::write
+                                                                            : copy_status::what::kernel_copy;
+            s.err = errno;
+            return s;
+        }
+        if (c == 0) {  // the input ended before the range did
+            s.failed = copy_status::what::short_source;
+            return s;
+        }
+        s.done += static_cast<std::uint64_t>(c);
+    }
+    if (s.done < length && chunk.empty()) {  // a caller's bug, but never a loop that cannot progress
+        s.failed = copy_status::what::read;
+        s.err = EINVAL;
+        return s;
+    }
+    while (s.done < length) {
+        const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(length - s.done, chunk.size()));
+        copy_status r = read_all(in, chunk.first(n), in_offset + s.done);
+        if (!r.ok()) {
+            r.done += s.done;
+            return r;
+        }
+        copy_status w = write_all(out, chunk.first(n), out_offset + s.done);
+        if (!w.ok()) {
+            w.done += s.done;
+            return w;
+        }
+        s.done += n;
+    }
+    return s;
+}
+
+}  // namespace minfer::gguf::detail

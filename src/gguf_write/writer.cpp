@@ -1,0 +1,592 @@
+// writer: metadata encoded as it will be stored, tensors kept as sources. A write is: plan (every
+// rule, every size; nothing created yet), open and check the sources (still nothing created), create
+// the atomic_file, write the header, stream each tensor to its planned offset, set the file size
+// (trailing holes), commit. Memory: the header plus one chunk buffer.
+#include "minfer/gguf_write/writer.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <map>
+#include <memory>
+#include <new>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <utility>
+
+#include "copy.hpp"
+#include "minfer/gguf/file_view.hpp"
+#include "minfer/gguf/rules.hpp"
+
+namespace minfer::gguf {
+namespace {
+
+constexpr std::uint32_t gguf_magic = 0x46554747u;  // "GGUF" read as a little-endian u32
+constexpr std::size_t min_chunk = 4096;
+
+template <class T>
+void append(std::vector<std::byte>& out, T v) {
+    const auto* p = reinterpret_cast<const std::byte*>(&v);
+    out.insert(out.end(), p, p + sizeof v);
+}
+void append_bytes(std::vector<std::byte>& out, const void* p, std::size_t n) {
+    const auto* b = static_cast<const std::byte*>(p);
+    out.insert(out.end(), b, b + n);
+}
+void append_string(std::vector<std::byte>& out, std::string_view s) {
+    append<std::uint64_t>(out, s.size());
+    append_bytes(out, s.data(), s.size());
+}
+template <class T>
+std::vector<std::byte> scalar(T v) {
+    std::vector<std::byte> e;
+    append<T>(e, v);
+    return e;
+}
+
+error oom(const char* what) {
+    error e;
+    e.code = errc::out_of_memory;
+    e.detail = what;
+    return e;
+}
+
+// The error of a failure while streaming tensor i: where in the output, which tensor.
+error data_error(errc code, const plan& p, std::size_t i, std::uint64_t at) {
+    error e;
+    e.code = code;
+    e.where = section::data;
+    e.index = static_cast<std::int64_t>(i);
+    e.subject = p.tensors()[i].name;
+    e.offset = at;
+    return e;
+}
+
+error io_error(const std::string& file, std::string detail, int err) {
+    error e;
+    e.code = errc::io_error;
+    e.where = section::file;
+    e.file = file;
+    e.detail = std::move(detail);
+    e.sys_errno = err;
+    return e;
+}
+
+std::string source_name(const tensor_source& s) {
+    return s.path().empty() ? "descriptor " + std::to_string(s.fd()) : s.path().string();
+}
+
+// The sources of one write, opened and checked before the output exists: a path that does not
+// open or a range past the end of its file fails the write with the target untouched. Each path is
+// opened once, however many tensors it holds.
+class opened_sources {
+public:
+    opened_sources() = default;
+    opened_sources(const opened_sources&) = delete;
+    opened_sources& operator=(const opened_sources&) = delete;
+    ~opened_sources() {
+        for (const auto& [path, fd] : by_path_) ::close(fd);
+    }
+
+    // fds[i]: the descriptor of tensor i's file source, -1 for other kinds.
+    std::vector<int> fds;
+
+    template <class Records>
+    result<void> open(const Records& tensors, const plan& p) {
+        fds.assign(tensors.size(), -1);
+        for (std::size_t i = 0; i < tensors.size(); ++i) {
+            const tensor_source& s = tensors[i].source;
+            if (s.what() != tensor_source::kind::file) continue;
+            int fd = s.fd();
+            if (!s.path().empty()) {
+                const auto [it, fresh] = by_path_.try_emplace(s.path().string(), -1);
+                if (fresh) {
+                    it->second = ::open(s.path().c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
+                    if (it->second < 0) {
+                        const int err = errno;
+                        by_path_.erase(it);
+                        error e = io_error(s.path().string(), "open the tensor source", err);
+                        e.index = static_cast<std::int64_t>(i);
+                        e.subject = p.tensors()[i].name;
+                        return unexpected(std::move(e));
+                    }
+                }
+                fd = it->second;
+            }
+            struct stat st {};
+            if (::fstat(fd, &st) != 0) {
+                const int err = errno;  // before any allocation below
+                error e = io_error(source_name(s), "stat the tensor source", err);
+                e.index = static_cast<std::int64_t>(i);
+                e.subject = p.tensors()[i].name;
+                return unexpected(std::move(e));
+            }
+            // A regular file's size is known now: a range past its end fails before anything is
+            // written. (Other descriptors are checked as they are read.)
+            std::uint64_t end = 0;
+            if (S_ISREG(st.st_mode) && (__builtin_add_overflow(s.file_offset(), s.size(), &end) ||
+                                        end > static_cast<std::uint64_t>(st.st_size))) {
+                error e = data_error(errc::data_truncated, p, i, p.data_offset() + p.tensors()[i].offset);
+                e.file = source_name(s);
+                e.expected = end < s.file_offset() ? UINT64_MAX : end;
+                e.found = static_cast<std::uint64_t>(st.st_size);
+                e.detail = "tensor source file range";
+                return unexpected(std::move(e));
+            }
+            fds[i] = fd;
+        }
+        return {};
+    }
+
+private:
+    std::map<std::string, int> by_path_;
+};
+
+bool needs_chunk(const std::vector<tensor_source::kind>& kinds) {
+    return std::any_of(kinds.begin(), kinds.end(), [](tensor_source::kind k) {
+        return k == tensor_source::kind::file || k == tensor_source::kind::callback;
+    });
+}
+
+// Runs a callback source over [0, size) in pieces of at most chunk.size(), handing each piece to
+// `sink(offset, bytes)`. Exceptions from the user's function become errors here.
+template <class Buffer, class Sink>
+result<void> run_callback(const tensor_source& s, const plan& p, std::size_t i, std::uint64_t out_at,
+                          std::size_t chunk, Buffer&& buffer_for, Sink&& sink) {
+    for (std::uint64_t done = 0; done < s.size();) {
+        const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(s.size() - done, chunk));
+        std::span<std::byte> buf = buffer_for(done, n);
+        result<void> r = [&]() -> result<void> {
+            try {
+                return s.fill()(done, buf);
+            } catch (const std::bad_alloc&) {
+                return unexpected(oom("in a tensor source callback"));
+            } catch (...) {
+                error e;
+                e.code = errc::io_error;
+                e.detail = "a tensor source callback threw an exception";
+                return unexpected(std::move(e));
+            }
+        }();
+        if (!r) {
+            error e = std::move(r).error();
+            if (e.subject.empty()) {
+                e.subject = p.tensors()[i].name;
+                e.index = static_cast<std::int64_t>(i);
+                e.where = section::data;
+                e.offset = out_at + done;
+            }
+            return unexpected(std::move(e));
+        }
+        if (auto w = sink(done, buf); !w) return w;
+        done += n;
+    }
+    return {};
+}
+
+}  // namespace
+
+// ---- building ------------------------------------------------------------------------------
+
+void writer::failed(const char* what) noexcept {
+    if (deferred_) return;  // the first failure is the one to report
+    // An error with no strings needs no allocation: this cannot throw.
+    error e;
+    e.code = errc::out_of_memory;
+    deferred_.emplace(std::move(e));
+    try {
+        deferred_->detail = what;
+    } catch (...) {
+    }
+}
+
+writer& writer::put(std::string_view key, value_type type, std::vector<std::byte> value) noexcept {
+    try {
+        const auto [it, fresh] = key_index_.try_emplace(std::string(key), kvs_.size());
+        if (!fresh) {
+            kvs_[it->second].type = type;
+            kvs_[it->second].value = std::move(value);
+            return *this;
+        }
+        try {
+            kvs_.push_back({it->first, type, std::move(value)});
+        } catch (...) {
+            key_index_.erase(it);  // keep the index and the records in step
+            throw;
+        }
+    } catch (...) {
+        failed("setting a metadata key");
+    }
+    return *this;
+}
+
+// Each setter encodes its value before put(): an allocation failure there is recorded the same way.
+#define MINFER_SETTER(name, T, tag)                                                      \
+    writer& writer::name(std::string_view k, T v) noexcept {                             \
+        try {                                                                            \
+            return put(k, value_type::tag, scalar(v));                                   \
+        } catch (...) {                                                                  \
+            failed("setting a metadata key");                                            \
+            return *this;                                                                \
+        }                                                                                \
+    }
+MINFER_SETTER(set_u8, std::uint8_t, u8)
+MINFER_SETTER(set_i8, std::int8_t, i8)
+MINFER_SETTER(set_u16, std::uint16_t, u16)
+MINFER_SETTER(set_i16, std::int16_t, i16)
+MINFER_SETTER(set_u32, std::uint32_t, u32)
+MINFER_SETTER(set_i32, std::int32_t, i32)
+MINFER_SETTER(set_f32, float, f32)
+MINFER_SETTER(set_u64, std::uint64_t, u64)
+MINFER_SETTER(set_i64, std::int64_t, i64)
+MINFER_SETTER(set_f64, double, f64)
+#undef MINFER_SETTER
+
+writer& writer::set_bool(std::string_view k, bool v) noexcept {
+    try {
+        return put(k, value_type::boolean, scalar(static_cast<std::uint8_t>(v ? 1 : 0)));
+    } catch (...) {
+        failed("setting a metadata key");
+        return *this;
+    }
+}
+
+writer& writer::set_string(std::string_view k, std::string_view v) noexcept {
+    try {
+        std::vector<std::byte> e;
+        append_string(e, v);
+        return put(k, value_type::string, std::move(e));
+    } catch (...) {
+        failed("setting a metadata key");
+        return *this;
+    }
+}
+
+writer& writer::set_array(std::string_view k, value_type type, std::span<const std::byte> elements) noexcept {
+    try {
+        // value_size is 0 for string and array elements: such an array is stored empty, and the
+        // plan refuses an array of arrays.
+        const std::uint32_t size = value_size(type);
+        std::vector<std::byte> e;
+        append<std::uint32_t>(e, static_cast<std::uint32_t>(type));
+        append<std::uint64_t>(e, size == 0 ? 0 : elements.size() / size);
+        if (size != 0) append_bytes(e, elements.data(), elements.size() - elements.size() % size);
+        return put(k, value_type::array, std::move(e));
+    } catch (...) {
+        failed("setting a metadata key");
+        return *this;
+    }
+}
+
+writer& writer::set_strings(std::string_view k, std::span<const std::string_view> strings) noexcept {
+    try {
+        std::vector<std::byte> e;
+        append<std::uint32_t>(e, static_cast<std::uint32_t>(value_type::string));
+        append<std::uint64_t>(e, strings.size());
+        for (std::string_view s : strings) append_string(e, s);
+        return put(k, value_type::array, std::move(e));
+    } catch (...) {
+        failed("setting a metadata key");
+        return *this;
+    }
+}
+
+writer& writer::set_strings(std::string_view k, std::span<const std::string> strings) noexcept {
+    try {
+        std::vector<std::string_view> views(strings.begin(), strings.end());
+        return set_strings(k, std::span<const std::string_view>(views));
+    } catch (...) {
+        failed("setting a metadata key");
+        return *this;
+    }
+}
+
+writer& writer::set(const kv& record) noexcept {
+    try {
+        std::vector<std::byte> e;
+        if (record.type == value_type::string) {
+            append<std::uint64_t>(e, record.payload.size());
+        } else if (record.type == value_type::array) {
+            append<std::uint32_t>(e, static_cast<std::uint32_t>(record.element_type));
+            append<std::uint64_t>(e, record.count);
+        }
+        append_bytes(e, record.payload.data(), record.payload.size());
+        return put(record.key, record.type, std::move(e));
+    } catch (...) {
+        failed("copying a metadata key");
+        return *this;
+    }
+}
+
+writer& writer::erase(std::string_view k) noexcept {
+    try {
+        const auto it = key_index_.find(std::string(k));
+        if (it == key_index_.end()) return *this;
+        const std::size_t gone = it->second;
+        kvs_.erase(kvs_.begin() + static_cast<std::ptrdiff_t>(gone));
+        key_index_.erase(it);
+        for (auto& entry : key_index_)
+            if (entry.second > gone) --entry.second;  // the later keys moved up by one
+    } catch (...) {
+        failed("erasing a metadata key");
+    }
+    return *this;
+}
+
+writer& writer::add_tensor(std::string_view name, tensor_type type, std::span<const std::int64_t> ne,
+                           tensor_source source) noexcept {
+    try {
+        tensors_.push_back({std::string(name), type, {ne.begin(), ne.end()}, std::move(source)});
+    } catch (...) {
+        failed("adding a tensor");
+    }
+    return *this;
+}
+
+writer& writer::add_tensor(std::string_view name, tensor_type type, std::span<const std::int64_t> ne,
+                           std::span<const std::byte> data) noexcept {
+    try {
+        return add_tensor(name, type, ne, tensor_source::own({data.begin(), data.end()}));
+    } catch (...) {
+        failed("adding a tensor");
+        return *this;
+    }
+}
+
+writer& writer::add_zero_tensor(std::string_view name, tensor_type type, std::span<const std::int64_t> ne) noexcept {
+    // The size is the shape's, which the plan checks: an invalid shape is reported there.
+    shape_facts f{};
+    const std::uint64_t n = rules::shape(static_cast<std::uint32_t>(type), ne, f) ? f.n_bytes : 0;
+    tensor_source s = tensor_source::zeros(n);
+    try {
+        tensors_.push_back({std::string(name), type, {ne.begin(), ne.end()}, std::move(s)});
+    } catch (...) {
+        failed("adding a tensor");
+    }
+    return *this;
+}
+
+// ---- planning ------------------------------------------------------------------------------
+
+std::vector<kv_desc> writer::kv_descs() const {
+    std::vector<kv_desc> d;
+    d.reserve(kvs_.size());
+    for (const kv_record& r : kvs_) d.push_back({r.key, r.type, r.value});
+    return d;
+}
+
+result<plan> writer::make_plan() const noexcept {
+    try {
+        if (deferred_) return unexpected(*deferred_);
+        const std::vector<kv_desc> kvs = kv_descs();
+        std::vector<tensor_desc> ts;
+        ts.reserve(tensors_.size());
+        for (const tensor_record& t : tensors_) ts.push_back({t.name, t.type, t.ne, t.source.size()});
+        return plan::make(kvs, ts);
+    } catch (...) {
+        return unexpected(oom("planning"));
+    }
+}
+
+// ---- serialising ---------------------------------------------------------------------------
+
+namespace {
+
+// The bytes before the data section: header, metadata, tensor table, padding. Sized by the plan.
+template <class Kvs, class Tensors>
+std::vector<std::byte> encode_head(const plan& p, const Kvs& kvs, const Tensors& tensors) {
+    std::vector<std::byte> head;
+    head.reserve(static_cast<std::size_t>(p.data_offset()));
+    append<std::uint32_t>(head, gguf_magic);
+    append<std::uint32_t>(head, gguf_version);
+    append<std::int64_t>(head, static_cast<std::int64_t>(tensors.size()));
+    append<std::int64_t>(head, static_cast<std::int64_t>(kvs.size()));
+    for (const auto& r : kvs) {
+        append_string(head, r.key);
+        append<std::uint32_t>(head, static_cast<std::uint32_t>(r.type));
+        append_bytes(head, r.value.data(), r.value.size());
+    }
+    for (std::size_t i = 0; i < tensors.size(); ++i) {
+        const plan::tensor& t = p.tensors()[i];
+        append_string(head, t.name);
+        append<std::uint32_t>(head, t.n_dims);
+        for (std::uint32_t d = 0; d < t.n_dims; ++d) append<std::int64_t>(head, t.ne[d]);
+        append<std::uint32_t>(head, static_cast<std::uint32_t>(t.type));
+        append<std::uint64_t>(head, t.offset);
+    }
+    head.resize(static_cast<std::size_t>(p.data_offset()));  // the padding: zeros
+    return head;
+}
+
+std::size_t chunk_size(const write_options& o) { return std::max(o.chunk_bytes, min_chunk); }
+
+}  // namespace
+
+result<void> writer::write(const std::filesystem::path& path, const write_options& options) const noexcept {
+    try {
+        auto planned = make_plan();
+        if (!planned) return unexpected(std::move(planned).error());
+        const plan& p = *planned;
+        if (!rules::fits_in_memory(p.data_offset())) {
+            error e;
+            e.code = errc::size_overflow;
+            e.where = section::metadata;
+            e.expected = static_cast<std::uint64_t>(PTRDIFF_MAX);
+            e.found = p.data_offset();
+            e.detail = "header and tensor table";
+            return unexpected(std::move(e));
+        }
+        opened_sources sources;
+        if (auto r = sources.open(tensors_, p); !r) return r;
+        const std::vector<std::byte> head = encode_head(p, kvs_, tensors_);
+
+        std::vector<tensor_source::kind> kinds;
+        kinds.reserve(tensors_.size());
+        for (const tensor_record& t : tensors_) kinds.push_back(t.source.what());
+        const std::size_t chunk = chunk_size(options);
+        std::unique_ptr<std::byte[]> buffer;
+        if (needs_chunk(kinds)) {
+            buffer.reset(new (std::nothrow) std::byte[chunk]);
+            if (!buffer) return unexpected(oom("allocating the copy buffer"));
+        }
+
+        auto out = atomic_file::create(path, options.file);
+        if (!out) return unexpected(std::move(out).error());
+        const int fd = out->fd();
+        const std::string target = path.string();
+        auto write_failed = [&](const detail::copy_status& s, std::size_t i, std::uint64_t at) {
+            error e = io_error(target, "write", s.err);
+            if (i < p.tensors().size()) {
+                e.index = static_cast<std::int64_t>(i);
+                e.subject = p.tensors()[i].name;
+            }
+            e.offset = at + s.done;
+            return unexpected(std::move(e));
+        };
+
+        auto report = [&](std::uint64_t written) -> result<void> {
+            if (!options.progress) return {};
+            try {
+                options.progress(written, p.file_size());
+                return {};
+            } catch (...) {
+                return unexpected(io_error(target, "the progress callback threw an exception while writing", 0));
+            }
+        };
+        if (const auto s = detail::write_all(fd, head, 0); !s.ok()) return write_failed(s, SIZE_MAX, 0);
+        if (auto r = report(p.data_offset()); !r) return r;
+        bool kernel = options.kernel_copy;
+        for (std::size_t i = 0; i < tensors_.size(); ++i) {
+            const tensor_source& s = tensors_[i].source;
+            const std::uint64_t at = p.data_offset() + p.tensors()[i].offset;
+            switch (s.what()) {
+                case tensor_source::kind::zeros: break;  // a hole: ftruncate below gives the size
+                case tensor_source::kind::borrowed:
+                case tensor_source::kind::owned:
+                    if (const auto w = detail::write_all(fd, s.bytes(), at); !w.ok()) return write_failed(w, i, at);
+                    break;
+                case tensor_source::kind::file: {
+                    const auto c = detail::copy_range(sources.fds[i], s.file_offset(), fd, at, s.size(), kernel,
+                                                      {buffer.get(), chunk});
+                    if (c.ok()) break;
+                    if (c.failed == detail::copy_status::what::write) return write_failed(c, i, at);
+                    error e = data_error(c.failed == detail::copy_status::what::short_source ? errc::data_truncated
+                                                                                           : errc::io_error,
+                                         p, i, at + c.done);
+                    e.file = source_name(s);
+                    e.sys_errno = c.err;
+                    e.expected = s.file_offset() + s.size();
+                    e.found = s.file_offset() + c.done;
+                    e.detail = c.failed == detail::copy_status::what::kernel_copy ? "copy_file_range to " + target
+                                                                                  : "read the tensor source";
+                    return unexpected(std::move(e));
+                }
+                case tensor_source::kind::callback: {
+                    auto r = run_callback(
+                        s, p, i, at, chunk, [&](std::uint64_t, std::size_t n) { return std::span(buffer.get(), n); },
+                        [&](std::uint64_t done, std::span<std::byte> bytes) -> result<void> {
+                            if (const auto w = detail::write_all(fd, bytes, at + done); !w.ok())
+                                return write_failed(w, i, at + done);
+                            return {};
+                        });
+                    if (!r) return r;
+                    break;
+                }
+            }
+            if (auto r = report(at + p.tensors()[i].padded_bytes); !r) return r;
+        }
+        // The size the plan says: trailing zero tensors and the last padding become a hole.
+        if (::ftruncate(fd, static_cast<off_t>(p.file_size())) != 0) {
+            const int err = errno;
+            return unexpected(io_error(target, "set the size of", err));
+        }
+        return out->commit();
+    } catch (const std::bad_alloc&) {
+        return unexpected(oom("writing"));
+    } catch (...) {
+        return unexpected(oom("writing"));
+    }
+}
+
+result<std::vector<std::byte>> writer::to_bytes(const write_options& options) const noexcept {
+    try {
+        auto planned = make_plan();
+        if (!planned) return unexpected(std::move(planned).error());
+        const plan& p = *planned;
+        if (!rules::fits_in_memory(p.file_size())) {
+            error e;
+            e.code = errc::size_overflow;
+            e.where = section::data;
+            e.expected = static_cast<std::uint64_t>(PTRDIFF_MAX);
+            e.found = p.file_size();
+            e.detail = "the whole file in memory";
+            return unexpected(std::move(e));
+        }
+        opened_sources sources;
+        if (auto r = sources.open(tensors_, p); !r) return unexpected(std::move(r).error());
+        std::vector<std::byte> out = encode_head(p, kvs_, tensors_);
+        out.resize(static_cast<std::size_t>(p.file_size()));  // zeros: holes and padding
+        const std::size_t chunk = chunk_size(options);
+        for (std::size_t i = 0; i < tensors_.size(); ++i) {
+            const tensor_source& s = tensors_[i].source;
+            const std::uint64_t at = p.data_offset() + p.tensors()[i].offset;
+            std::byte* dst = out.data() + at;
+            switch (s.what()) {
+                case tensor_source::kind::zeros: break;
+                case tensor_source::kind::borrowed:
+                case tensor_source::kind::owned:
+                    if (!s.bytes().empty()) std::memcpy(dst, s.bytes().data(), s.bytes().size());
+                    break;
+                case tensor_source::kind::file: {
+                    const auto c = detail::read_all(sources.fds[i], {dst, static_cast<std::size_t>(s.size())},
+                                                    s.file_offset());
+                    if (c.ok()) break;
+                    error e = data_error(c.failed == detail::copy_status::what::short_source ? errc::data_truncated
+                                                                                           : errc::io_error,
+                                         p, i, at + c.done);
+                    e.file = source_name(s);
+                    e.sys_errno = c.err;
+                    e.expected = s.file_offset() + s.size();
+                    e.found = s.file_offset() + c.done;
+                    e.detail = "read the tensor source";
+                    return unexpected(std::move(e));
+                }
+                case tensor_source::kind::callback: {
+                    auto r = run_callback(
+                        s, p, i, at, chunk, [&](std::uint64_t done, std::size_t n) { return std::span(dst + done, n); },
+                        [](std::uint64_t, std::span<std::byte>) -> result<void> { return {}; });
+                    if (!r) return unexpected(std::move(r).error());
+                    break;
+                }
+            }
+        }
+        return out;
+    } catch (const std::bad_alloc&) {
+        return unexpected(oom("serialising"));
+    } catch (...) {  // std::length_error: a size no vector can hold
+        return unexpected(oom("serialising"));
+    }
+}
+
+}  // namespace minfer::gguf
