@@ -3,6 +3,7 @@
 // code exactly as a user sees them.
 #include <gtest/gtest.h>
 #include <spawn.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <fcntl.h>
 #include <unistd.h>
@@ -13,7 +14,9 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <algorithm>
 #include <limits>
+#include <map>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -34,6 +37,7 @@ using json = nlohmann::ordered_json;
 
 struct run_result {
     int rc = -1;  ///< exit status, or -signal when killed
+    long max_rss_kib = 0;  ///< the child's peak resident set (wait4's ru_maxrss)
     std::string out;
     std::string err;
 };
@@ -91,8 +95,10 @@ run_result run(const std::vector<std::string>& args, const fs::path& stdout_to =
         return r;
     }
     int status = 0;
-    while (waitpid(pid, &status, 0) < 0) {
+    struct rusage ru {};
+    while (wait4(pid, &status, 0, &ru) < 0) {
     }
+    r.max_rss_kib = ru.ru_maxrss;
     if (WIFEXITED(status)) {
         r.rc = WEXITSTATUS(status);
     } else if (WIFSIGNALED(status)) {
@@ -272,9 +278,10 @@ const fs::path& vocab_path() {
     return vocab;
 }
 
+// Sizes are shown in MiB (2^20 bytes), labelled so.
 std::string mb_text(std::uint64_t n) {
     char buf[64];
-    std::snprintf(buf, sizeof buf, "%.1f", static_cast<double>(n) / 1048576.0);
+    std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(n) / 1048576.0);
     return buf;
 }
 
@@ -292,7 +299,7 @@ TEST(CliText, StartupLinesExactly) {
     ASSERT_GE(lines.size(), 4u);
     const std::uint64_t size = fs::file_size(f.model);
     EXPECT_EQ(lines[0], "Loading model: " + f.model.string());
-    EXPECT_EQ(lines[1], "File: " + std::to_string(size) + " bytes (" + mb_text(size) + " MB) in 1 part(s)");
+    EXPECT_EQ(lines[1], "File: " + std::to_string(size) + " bytes (" + mb_text(size) + ") in 1 part(s)");
     EXPECT_EQ(lines[2], "GGUF: 18 KV, 4 tensors");
     EXPECT_EQ(lines[3], "version 3, alignment 32, data offset " + std::to_string(m->metadata().data_offset()));
 }
@@ -379,7 +386,7 @@ TEST(CliText, TensorTableAndTotals) {
     EXPECT_TRUE(has_squeezed_line(r.out, "c.weight q8_0 [32, 2] 68 " + std::to_string(d + 96)));
     EXPECT_TRUE(has_squeezed_line(r.out, "d.weight q4_0 [64] 36 " + std::to_string(d + 192)));
     // 12 + 8 + 64 + 64 = 148 parameters in 48 + 16 + 68 + 36 = 168 bytes: 168*8/148 = 9.08 bits.
-    EXPECT_TRUE(has_line(r.out, "total: 4 tensors, 148 parameters, 168 bytes (0.0 MB), 9.08 bits per weight"));
+    EXPECT_TRUE(has_line(r.out, "total: 4 tensors, 148 parameters, 168 bytes (0.0 MiB), 9.08 bits per weight"));
 }
 
 TEST(CliText, NoMmapGivesIdenticalOutput) {
@@ -405,7 +412,7 @@ TEST(CliText, SplitSetIsOneModel) {
     ASSERT_EQ(r.rc, 0) << r.err;
     const auto lines = lines_of(r.out);
     ASSERT_GE(lines.size(), 3u);
-    EXPECT_EQ(lines[1], "File: " + std::to_string(total) + " bytes (" + mb_text(total) + " MB) in 3 part(s)");
+    EXPECT_EQ(lines[1], "File: " + std::to_string(total) + " bytes (" + mb_text(total) + ") in 3 part(s)");
     EXPECT_EQ(lines[2], "GGUF: 4 KV, 3 tensors");
     EXPECT_TRUE(has_squeezed_line(r.out, "name type shape bytes offset part"));
     auto m = gguf::model::open(f.split1);
@@ -583,10 +590,11 @@ TEST(CliErrors, DirectoryListsCandidates) {
     for (std::uint32_t i = 0; i < 3; ++i) total += fs::file_size(f.dir / gguf::split_file_name("x", i, 3));
     const auto lines = lines_of(r.out);
     ASSERT_EQ(lines.size(), 4u) << r.out;  // heading + 3 candidates, sorted
-    EXPECT_EQ(squeeze(lines[1]), "a-broken.gguf " + std::to_string(fs::file_size(f.bad_magic)) + " bytes (0.0 MB)");
-    EXPECT_EQ(squeeze(lines[2]), "b-model.gguf " + std::to_string(fs::file_size(f.model)) + " bytes (0.0 MB)");
+    EXPECT_EQ(squeeze(lines[1]), "a-broken.gguf " + std::to_string(fs::file_size(f.bad_magic)) +
+                                     " bytes (0.0 MiB) error: bad_magic");
+    EXPECT_EQ(squeeze(lines[2]), "b-model.gguf " + std::to_string(fs::file_size(f.model)) + " bytes (0.0 MiB) ok");
     EXPECT_EQ(squeeze(lines[3]),
-              "x-00001-of-00003.gguf " + std::to_string(total) + " bytes (" + mb_text(total) + " MB) 3 parts");
+              "x-00001-of-00003.gguf " + std::to_string(total) + " bytes (" + mb_text(total) + ") ok, 3 parts");
     EXPECT_EQ(r.out.find("x-00002"), std::string::npos);
     EXPECT_EQ(r.out.find("notes.txt"), std::string::npos);
     EXPECT_EQ(r.out.find("sub.gguf"), std::string::npos);
@@ -595,9 +603,39 @@ TEST(CliErrors, DirectoryListsCandidates) {
     EXPECT_EQ(js.rc, 2);
     const json j = json::parse(js.out);
     ASSERT_EQ(j["candidates"].size(), 3u);
+    EXPECT_EQ(j["candidates"][0].value("valid", true), false);
+    EXPECT_EQ(j["candidates"][0].value("error", json()), "bad_magic");
+    EXPECT_EQ(j["candidates"][1].value("valid", false), true);
+    EXPECT_TRUE(j["candidates"][1].contains("error") && j["candidates"][1]["error"].is_null());
     EXPECT_EQ(j["candidates"][2]["name"], "x-00001-of-00003.gguf");
     EXPECT_EQ(j["candidates"][2]["n_parts"], 3);
     EXPECT_EQ(j["candidates"][2]["bytes"], total);
+}
+
+// A set with a missing part is not listed as a model: the listing carries model::open's verdict.
+TEST(CliErrors, DirectoryShowsIncompleteSplitSet) {
+    const auto r = run({"info", fx().split_missing1.parent_path().string()});
+    EXPECT_EQ(r.rc, 2);
+    const auto lines = lines_of(r.out);
+    ASSERT_EQ(lines.size(), 2u) << r.out;
+    EXPECT_NE(lines[1].find("y-00001-of-00003.gguf"), std::string::npos) << r.out;
+    EXPECT_NE(lines[1].find("error: split_part_missing, 2 of 3 parts present"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find(" ok"), std::string::npos) << r.out;
+}
+
+// Only files that exist are named: a set whose part 1 is gone shows its later parts, each refused.
+TEST(CliErrors, DirectoryNamesOnlyExistingFiles) {
+    const fs::path d = fx().root / "no_first";
+    fs::create_directories(d);
+    fixtures::write_split(d, "z");
+    fs::remove(d / "z-00001-of-00003.gguf");
+    const auto r = run({"info", d.string()});
+    EXPECT_EQ(r.rc, 2);
+    EXPECT_EQ(r.out.find("z-00001"), std::string::npos) << r.out;
+    EXPECT_TRUE(has_squeezed_line(r.out, "z-00002-of-00003.gguf " + std::to_string(fs::file_size(d / "z-00002-of-00003.gguf")) +
+                                             " bytes (0.0 MiB) error: split_not_first"))
+        << r.out;
+    EXPECT_NE(r.out.find("z-00003-of-00003.gguf"), std::string::npos);
 }
 
 TEST(CliErrors, UnwritableStdoutIsIoError) {
@@ -625,6 +663,283 @@ TEST(CliErrors, HelpAndVersion) {
 }
 
 // ---------------------------------------------------------------------------------------------------
+// Streaming JSON, lossless names, what a person reads (issue 8)
+
+// A file whose keys collided in the old JSON (\xNN text) and whose text needs care.
+const fs::path& text_model() {
+    static const fs::path p = [] {
+        gguf::writer w;
+        w.set_string("general.architecture", "llama");
+        w.set_string(std::string("general.architecture") + "\xe2\x80\x8b", "fake");  // + U+200B
+        w.set_u32("general.file_type", 15);
+        w.set_u32("k\xff", 1);            // invalid UTF-8 ...
+        w.set_u32("k\\xFF", 2);           // ... and a valid key spelling its old escape
+        w.set_u32("\xff\xfe", 3);         // two invalid keys that both read \xFF\xFE before
+        w.set_u32("\\xFF\xfe", 4);
+        w.set_u32("\xe4\xb8\xad\xe6\x96\x87.key", 5);  // 中文.key: 6 bytes, 4 columns
+        w.set_u32("cafe\xcc\x81.key", 6);                  // café.key with a combining accent: 0 columns
+        std::vector<std::string> toks{"<unk>", "<s>", "</s>", "hello"};
+        w.set_strings("tokenizer.ggml.tokens", std::span<const std::string>(toks));
+        w.set_u32("tokenizer.ggml.bos_token_id", 1);
+        w.set_u32("tokenizer.ggml.eos_token_id", 2);
+        w.set_i32("tokenizer.ggml.padding_token_id", -1);
+        w.set_u32("tokenizer.ggml.seperator_token_id", 70000);
+        w.set_string("tokenizer.chat_template", "{% for m in messages %}\n{{ m['content'] + '\\n' }}\x1b\n{% endfor %}");
+        const std::vector<std::uint8_t> bytes{1, 2, 3};
+        w.set_array("t.bytes", gguf::value_type::u8, std::span<const std::uint8_t>(bytes));
+        w.set_string("t.raw", "line1\nline2\t\xff");
+        // 3 MiB of f32 plus a little: MB (10^6) and MiB (2^20) differ in the first decimal.
+        const std::array<std::int64_t, 1> ne{786432};
+        w.add_zero_tensor("big.weight", gguf::tensor_type::f32, ne);
+        const std::array<std::int64_t, 2> ne_q{32, 2};
+        w.add_zero_tensor("q.weight", gguf::tensor_type::q8_0, ne_q);
+        w.add_zero_tensor("q2.weight", gguf::tensor_type::q8_0, ne_q);
+        const std::array<std::int64_t, 1> ne_n{64};
+        w.add_zero_tensor("\xe4\xb8\xad.weight", gguf::tensor_type::q4_0, ne_n);
+        const fs::path path = temp_root() / "text.gguf";
+        must_write(w, path);
+        return path;
+    }();
+    return p;
+}
+
+TEST(CliJson, KeysThatCollidedStayDistinct) {
+    const auto r = run({"info", "--json", text_model().string()});
+    ASSERT_EQ(r.rc, 0) << r.err;
+    const json j = json::parse(r.out);
+    const json& md = j["metadata"];
+    auto m = gguf::model::open(text_model());
+    ASSERT_TRUE(m.has_value());
+    ASSERT_EQ(md.size(), m->metadata().metadata().size()) << "an entry was lost";
+    // The valid key is itself; the invalid one is flagged and carries its bytes.
+    ASSERT_TRUE(md.contains("k\\xFF"));
+    EXPECT_EQ(md["k\\xFF"]["value"], 2);
+    EXPECT_FALSE(md["k\\xFF"].contains("key_invalid_utf8"));
+    std::map<std::string, int> by_hex;
+    for (const auto& [name, v] : md.items()) {
+        if (v.contains("key_hex")) {
+            EXPECT_EQ(v["key_invalid_utf8"], true) << name;
+            by_hex[v["key_hex"].get<std::string>()] = v["value"].get<int>();
+        }
+    }
+    EXPECT_EQ(by_hex["6bff"], 1);
+    EXPECT_EQ(by_hex["fffe"], 3);
+    EXPECT_EQ(by_hex["5c784646fe"], 4);
+    EXPECT_EQ(by_hex.size(), 3u);
+    // The invalid string value keeps its text and gains its bytes.
+    EXPECT_EQ(md["t.raw"]["value"], "line1\nline2\t\\xFF");
+    EXPECT_EQ(md.at("t.raw").value("value_hex", std::string()), "6c696e65310a6c696e653209ff");
+    EXPECT_EQ(md.at("t.raw").value("invalid_utf8", false), true);
+}
+
+TEST(CliJson, InvalidItemsCarryTheirBytes) {
+    const auto r = run({"info", "--json", vocab_path().string()});
+    ASSERT_EQ(r.rc, 0) << r.err;
+    const json j = json::parse(r.out);
+    EXPECT_EQ(j["metadata"]["tokenizer.ggml.tokens"].value("invalid_utf8_items_hex", json::array()),
+              json::array({"ff"}));
+}
+
+TEST(CliJson, NoArraysAndNoTensors) {
+    const auto r = run({"info", "--json", "--no-arrays", "--no-tensors", fx().model.string()});
+    ASSERT_EQ(r.rc, 0) << r.err;
+    const json j = json::parse(r.out);
+    EXPECT_EQ(j["metadata"]["t.tokens"]["count"], 20);
+    EXPECT_FALSE(j["metadata"]["t.tokens"].contains("items"));
+    EXPECT_FALSE(j["metadata"]["t.nums"].contains("items"));
+    EXPECT_FALSE(j.contains("tensors"));
+    EXPECT_EQ(j["totals"]["n_tensors"], 4);
+
+    const auto t = run({"info", "--no-arrays", "--no-tensors", fx().model.string()});
+    ASSERT_EQ(t.rc, 0);
+    EXPECT_TRUE(has_squeezed_line(t.out, "t.tokens [string x 20]")) << t.out;
+    EXPECT_TRUE(has_squeezed_line(t.out, "t.nums [u32 x 10]"));
+    EXPECT_EQ(t.out.find("a.weight"), std::string::npos);
+    EXPECT_NE(t.out.find("total: 4 tensors"), std::string::npos);
+}
+
+// A valid 20 MB file with one 2*10^7-item u8 array: --json streams, so its peak memory is text mode's
+// plus a constant (the old DOM took over 1 GB), and every item is written.
+TEST(CliJson, BigArrayStreamsInConstantMemory) {
+    const fs::path p = temp_root() / "bigarray.gguf";
+    constexpr std::size_t n = 20000000;
+    {
+        gguf::writer w;
+        w.set_string("general.architecture", "llama");
+        std::vector<std::uint8_t> big(n);
+        for (std::size_t i = 0; i < n; ++i) big[i] = static_cast<std::uint8_t>(i * 7);
+        w.set_array("big.u8", gguf::value_type::u8, std::span<const std::uint8_t>(big));
+        must_write(w, p);
+    }
+    const fs::path out = temp_root() / "bigarray.json";
+    const auto text = run({"info", "--full", p.string()}, "/dev/null");
+    ASSERT_EQ(text.rc, 0) << text.err;
+    const auto js = run({"info", "--json", p.string()}, out);
+    ASSERT_EQ(js.rc, 0) << js.err;
+    EXPECT_LE(js.max_rss_kib, text.max_rss_kib + 16 * 1024)
+        << "--json peak RSS " << js.max_rss_kib << " KiB vs --full " << text.max_rss_kib << " KiB";
+    // Every item: the items line holds n numbers (n - 1 separators), in order.
+    const std::string doc = slurp(out);
+    const std::size_t at = doc.find("\"items\": [");
+    ASSERT_NE(at, std::string::npos);
+    const std::size_t end = doc.find(']', at);
+    ASSERT_NE(end, std::string::npos);
+    const std::string_view items(doc.data() + at + 10, end - at - 10);
+    EXPECT_EQ(static_cast<std::size_t>(std::count(items.begin(), items.end(), ',')), n - 1);
+    EXPECT_EQ(items.substr(0, 12), "0, 7, 14, 21");
+    fs::remove(out);
+    fs::remove(p);
+}
+
+TEST(CliText, InvisibleCharactersAreEscaped) {
+    const auto r = run({"info", text_model().string()});
+    ASSERT_EQ(r.rc, 0) << r.err;
+    EXPECT_TRUE(has_squeezed_line(r.out, "general.architecture\\u200B string \"fake\"")) << r.out;
+    EXPECT_EQ(r.out.find("\xe2\x80\x8b"), std::string::npos) << "a raw U+200B reached the terminal";
+}
+
+TEST(CliText, ColumnsAlignByDisplayWidth) {
+    const auto r = run({"info", text_model().string()});
+    ASSERT_EQ(r.rc, 0) << r.err;
+    // The type column starts at the same terminal column on every metadata row: "中文.key" is 8 bytes
+    // wide in columns (2 + 2 + 4) but 10 bytes long.
+    // "café.key" (e + U+0301) is 10 bytes and 8 columns.
+    std::size_t col_ascii = 0, col_cjk = 0, col_combining = 0;
+    for (const std::string& l : lines_of(r.out)) {
+        if (l.rfind("  t.bytes ", 0) == 0) col_ascii = l.find("[u8 x 3]");
+        if (l.rfind("  \xe4\xb8\xad\xe6\x96\x87.key ", 0) == 0) col_cjk = l.find("u32");
+        if (l.rfind("  cafe\xcc\x81.key ", 0) == 0) col_combining = l.find("u32");
+    }
+    ASSERT_NE(col_ascii, 0u);
+    ASSERT_NE(col_cjk, 0u);
+    ASSERT_NE(col_combining, 0u);
+    EXPECT_EQ(col_cjk, col_ascii + 2) << "the 2 extra bytes of the CJK key are 2 columns fewer, not more";
+    EXPECT_EQ(col_combining, col_ascii + 2) << "the combining accent takes bytes but no column\n" << r.out;
+}
+
+TEST(CliText, SizesSayMiBAndMeanIt) {
+    const auto r = run({"info", text_model().string()});
+    ASSERT_EQ(r.rc, 0) << r.err;
+    const std::uint64_t size = fs::file_size(text_model());
+    ASSERT_GT(size, 3145728u);
+    ASSERT_LT(size, 3145728u + 50000u);  // 3.0 MiB but 3.1 MB: the label must match the divisor
+    EXPECT_EQ(lines_of(r.out)[1], "File: " + std::to_string(size) + " bytes (3.0 MiB) in 1 part(s)");
+}
+
+TEST(CliText, FileTypeByName) {
+    const auto r = run({"info", text_model().string()});
+    EXPECT_TRUE(has_squeezed_line(r.out, "general.file_type u32 15 MOSTLY_Q4_K_M (Q4_K - Medium)")) << r.out;
+}
+
+TEST(CliText, PerTypeSummary) {
+    const auto r = run({"info", text_model().string()});
+    ASSERT_EQ(r.rc, 0);
+    EXPECT_TRUE(has_squeezed_line(r.out, "type tensors bytes MiB bits/weight")) << r.out;
+    EXPECT_TRUE(has_squeezed_line(r.out, "f32 1 3145728 3.0 32.00"));
+    EXPECT_TRUE(has_squeezed_line(r.out, "q4_0 1 36 0.0 4.50"));
+    EXPECT_TRUE(has_squeezed_line(r.out, "q8_0 2 136 0.0 8.50"));
+}
+
+TEST(CliText, SpecialTokensResolved) {
+    const auto r = run({"info", text_model().string()});
+    ASSERT_EQ(r.rc, 0);
+    EXPECT_TRUE(has_squeezed_line(r.out, "tokenizer.ggml.bos_token_id u32 1 = \"<s>\"")) << r.out;
+    EXPECT_TRUE(has_squeezed_line(r.out, "tokenizer.ggml.eos_token_id u32 2 = \"</s>\""));
+    EXPECT_TRUE(has_squeezed_line(r.out, "tokenizer.ggml.padding_token_id i32 -1 (not a token: the vocabulary has 4)"));
+    EXPECT_TRUE(
+        has_squeezed_line(r.out, "tokenizer.ggml.seperator_token_id u32 70000 (not a token: the vocabulary has 4)"));
+}
+
+TEST(CliText, ChatTemplateReadableWithFull) {
+    const auto r = run({"info", "--full", text_model().string()});
+    ASSERT_EQ(r.rc, 0);
+    EXPECT_TRUE(has_line(r.out, "      | {% for m in messages %}")) << r.out;
+    EXPECT_TRUE(has_line(r.out, "      | {{ m['content'] + '\\n' }}\\x1B"));
+    EXPECT_TRUE(has_line(r.out, "      | {% endfor %}"));
+    EXPECT_EQ(r.out.find('\x1b'), std::string::npos);
+}
+
+TEST(CliText, KeyPrintsOneValueRaw) {
+    const auto s = run({"info", "--key", "t.raw", text_model().string()});
+    EXPECT_EQ(s.rc, 0);
+    EXPECT_EQ(s.out, "line1\nline2\t\xff\n");
+    EXPECT_EQ(run({"info", "--key", "general.file_type", text_model().string()}).out, "15\n");
+    EXPECT_EQ(run({"info", "--key", "t.bytes", text_model().string()}).out, "1\n2\n3\n");
+    EXPECT_EQ(run({"info", "--key", "tokenizer.ggml.tokens", text_model().string()}).out, "<unk>\n<s>\n</s>\nhello\n");
+    const auto missing = run({"info", "--key", "no.such", text_model().string()});
+    EXPECT_EQ(missing.rc, 1);
+    EXPECT_EQ(missing.out, "");
+    EXPECT_NE(missing.err.find("no key 'no.such'"), std::string::npos) << missing.err;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// SIGBUS: the file shrinks while the tool reads its mapping
+
+// Start `minfer info <mode>` on a 128 MiB file with stdout to a pipe, read 2 MiB (the file is open and
+// being printed; the tool now blocks on the full pipe), truncate the file, drain the pipe.
+run_result truncate_while_printing(const std::string& mode) {
+    const fs::path p = temp_root() / "sigbus.gguf";
+    {
+        // 2048 strings of 64 KiB: 128 MiB of metadata. One string repeated, so the test holds only
+        // the writer's copy.
+        const std::string chunk(65536, 'x');
+        const std::vector<std::string_view> items(2048, std::string_view(chunk));
+        gguf::writer w;
+        w.set_string("general.architecture", "llama");
+        w.set_strings("big.strings", std::span<const std::string_view>(items));
+        must_write(w, p);
+    }
+    run_result r;
+    int fds[2];
+    if (pipe(fds) != 0) return r;
+    const fs::path err_path = temp_root() / "sigbus.err";
+    std::string exe = MINFER_EXE, a1 = "info", a2 = mode, a3 = p.string();
+    char* argv[] = {exe.data(), a1.data(), a2.data(), a3.data(), nullptr};
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
+    posix_spawn_file_actions_addclose(&fa, fds[0]);
+    posix_spawn_file_actions_addopen(&fa, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    pid_t pid = 0;
+    const int sp = posix_spawn(&pid, argv[0], &fa, nullptr, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    close(fds[1]);
+    if (sp != 0) {
+        close(fds[0]);
+        return r;
+    }
+    std::vector<char> buf(65536);
+    std::size_t got = 0;
+    while (got < (2u << 20)) {
+        const ssize_t n = read(fds[0], buf.data(), buf.size());
+        if (n <= 0) break;
+        got += static_cast<std::size_t>(n);
+    }
+    fs::resize_file(p, 4096);
+    while (read(fds[0], buf.data(), buf.size()) > 0) {
+    }
+    close(fds[0]);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0) {
+    }
+    r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
+    r.err = slurp(err_path);
+    r.out = p.string();
+    fs::remove(p);
+    return r;
+}
+
+TEST(CliSigbus, TruncatedWhileReadingExitsWithMessage) {
+    for (const char* mode : {"--json", "--full"}) {
+        const run_result r = truncate_while_printing(mode);
+        EXPECT_EQ(r.rc, 3) << mode << (r.rc < 0 ? ": killed by a signal" : "");
+        EXPECT_NE(r.err.find("Error: " + r.out + ": the mapped file could not be read (SIGBUS)"), std::string::npos)
+            << mode << ": " << r.err;
+        EXPECT_NE(r.err.find("--no-mmap"), std::string::npos) << mode;
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------
 // Real files (shared/fixtures/real), with llama.cpp's verdicts in REFERENCE.txt
 
 fs::path real_dir() { return fs::path(MINFER_SHARED_DIR) / "fixtures" / "real"; }
@@ -636,7 +951,7 @@ TEST(CliReal, Stories260K) {
     ASSERT_EQ(r.rc, 0) << r.err;
     const auto lines = lines_of(r.out);
     ASSERT_GE(lines.size(), 4u);
-    EXPECT_EQ(lines[1], "File: 1185376 bytes (1.1 MB) in 1 part(s)");
+    EXPECT_EQ(lines[1], "File: 1185376 bytes (1.1 MiB) in 1 part(s)");
     EXPECT_EQ(lines[2], "GGUF: 19 KV, 48 tensors");
     EXPECT_EQ(lines[3], "version 3, alignment 32, data offset 14176");
     EXPECT_TRUE(has_squeezed_line(r.out, "general.architecture string \"llama\""));
