@@ -110,17 +110,13 @@ int list_directory(const std::filesystem::path& dir, const info_options& opt, ou
     if (opt.json) {
         json_writer w(out);
         w.begin_object();
-        w.key("directory");
-        w.string(valid_utf8(dir.string()) ? dir.string() : json_text(dir.string()));
+        string_member(w, "directory", dir.string());
         w.key("candidates");
         w.begin_array();
         for (const candidate& c : found) {
             w.begin_object(true);
-            w.key("name");
-            w.string(valid_utf8(c.name) ? c.name : json_text(c.name));
-            w.key("path");
-            const std::string path = (dir / c.name).string();
-            w.string(valid_utf8(path) ? path : json_text(path));
+            string_member(w, "name", c.name);
+            string_member(w, "path", (dir / c.name).string());
             w.key("valid");
             w.boolean(c.ok);
             w.key("error");
@@ -136,8 +132,7 @@ int list_directory(const std::filesystem::path& dir, const info_options& opt, ou
             w.key("bytes");
             w.number(c.bytes);
             if (!c.ok) {
-                w.key("message");
-                w.string(json_text(c.message));
+                string_member(w, "message", c.message);  // escaped by the library: valid UTF-8
             }
             w.end_object();
         }

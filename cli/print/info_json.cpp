@@ -35,20 +35,6 @@ void put_number(json_writer& w, T v) {
     }
 }
 
-// A string member: `name` holds the text; when the bytes are not UTF-8, `name`_hex and the flag follow.
-void string_member(json_writer& w, std::string_view name, std::string_view raw, std::string_view flag = {}) {
-    w.key(name);
-    if (valid_utf8(raw)) {
-        w.string(raw);
-        return;
-    }
-    w.string(json_text(raw));
-    w.key(fmt::format("{}_hex", name));
-    w.string(hex_bytes(raw));
-    w.key(flag.empty() ? fmt::format("{}_invalid_utf8", name) : std::string(flag));
-    w.boolean(true);
-}
-
 void string_array(json_writer& w, const gguf::array_view& a) {
     bool any_invalid = false;
     w.key("items");

@@ -211,3 +211,20 @@ std::string hex_bytes(std::string_view s) {
 }
 
 }  // namespace minfer::cli
+
+namespace minfer::cli {
+
+void string_member(json_writer& w, std::string_view name, std::string_view raw, std::string_view flag) {
+    w.key(name);
+    if (valid_utf8(raw)) {
+        w.string(raw);
+        return;
+    }
+    w.string(json_text(raw));
+    w.key(fmt::format("{}_hex", name));
+    w.string(hex_bytes(raw));
+    w.key(flag.empty() ? fmt::format("{}_invalid_utf8", name) : std::string(flag));
+    w.boolean(true);
+}
+
+}  // namespace minfer::cli

@@ -68,4 +68,9 @@ std::string json_text(std::string_view s);
 /// The bytes as lowercase hex, two digits each ("abc" -> "616263").
 std::string hex_bytes(std::string_view s);
 
+/// An object member holding file bytes, losslessly: `name`: the string itself when it is valid UTF-8;
+/// otherwise `name`: json_text(raw), `name`_hex: hex_bytes(raw), and a flag, `name`_invalid_utf8: true
+/// (or `flag`: true when given).
+void string_member(json_writer& w, std::string_view name, std::string_view raw, std::string_view flag = {});
+
 }  // namespace minfer::cli
