@@ -76,14 +76,19 @@ void json_writer::quoted(std::string_view s) {
         }
         if (c >= 0x80) {
             const std::size_t n = gguf::utf8_length_at(s, i);
-            if (n == 3 && c == 0xE2 && static_cast<unsigned char>(s[i + 1]) == 0x80 &&
-                (static_cast<unsigned char>(s[i + 2]) == 0xA8 || static_cast<unsigned char>(s[i + 2]) == 0xA9)) {
-                // U+2028/U+2029 are valid in JSON but end a line in JavaScript source: escaped.
-                flush_run();
-                out_.write(static_cast<unsigned char>(s[i + 2]) == 0xA8 ? "\\u2028" : "\\u2029");
-                i += 3;
-                run = i;
-                continue;
+            if (n == 2 || n == 3) {
+                // Characters a reader cannot see or that reorder a line (the set gguf::escape shows as
+                // \uXXXX, U+2028/U+2029 included, which also end a line in JavaScript) are written as
+                // JSON escapes: the same string for a parser, visible in a terminal.
+                std::uint32_t cp = static_cast<unsigned char>(s[i]) & (n == 2 ? 0x1Fu : 0x0Fu);
+                for (std::size_t k = 1; k < n; ++k) cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3Fu);
+                if (gguf::hidden_code_point(cp)) {
+                    flush_run();
+                    out_.print("\\u{:04x}", cp);
+                    i += n;
+                    run = i;
+                    continue;
+                }
             }
             if (n > 0) {
                 i += n;

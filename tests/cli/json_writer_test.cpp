@@ -46,6 +46,10 @@ TEST(JsonWriter, EscapesPerRfc8259) {
     EXPECT_EQ(one_string("\x7f"), "\"\x7f\"");  // DEL needs no escape in JSON
     EXPECT_EQ(one_string("caf\xc3\xa9 \xf0\x9f\x98\x80"), "\"caf\xc3\xa9 \xf0\x9f\x98\x80\"");  // UTF-8 kept
     EXPECT_EQ(one_string("\xe2\x80\xa8\xe2\x80\xa9"), "\"\\u2028\\u2029\"");
+    // Invisible characters are JSON escapes: the same string once parsed, but visible in a terminal.
+    EXPECT_EQ(one_string("general.architecture\xe2\x80\x8b"), "\"general.architecture\\u200b\"");
+    EXPECT_EQ(one_string("\xc2\x85\xef\xbb\xbf"), "\"\\u0085\\ufeff\"");
+    EXPECT_EQ(nlohmann::json::parse(one_string("a\xe2\x80\xae" "b")).get<std::string>(), "a\xe2\x80\xae" "b");
     // Every control character round-trips through a real parser.
     std::string all;
     for (int c = 0; c < 0x80; ++c) all += static_cast<char>(c);

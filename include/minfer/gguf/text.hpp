@@ -12,6 +12,10 @@ namespace minfer::gguf {
 /// valid sequence (stray continuation, overlong form, surrogate, past U+10FFFF, cut short).
 std::size_t utf8_length_at(std::string_view s, std::size_t i) noexcept;
 
+/// Whether a code point is one escape() shows as \uXXXX although it is valid: C1 controls, zero-width
+/// characters, bidi marks/embeddings/overrides/isolates, U+2028, U+2029 (the list is escape()'s).
+bool hidden_code_point(std::uint32_t cp) noexcept;
+
 /// Escape bytes for display: printable ASCII as is (with `\` and `quote` backslashed), valid UTF-8
 /// as is, \n \t \r as C escapes, and every other byte as \xNN. Valid characters a reader cannot see or
 /// that change how a line is shown become \uXXXX: C1 controls, zero-width characters (U+200B-U+200D,
