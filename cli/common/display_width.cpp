@@ -62,6 +62,11 @@ int code_point_width(char32_t cp) noexcept {
 std::size_t display_width(std::string_view s) noexcept {
     std::size_t w = 0;
     for (std::size_t i = 0; i < s.size();) {
+        if (static_cast<unsigned char>(s[i]) < 0x80) {  // ASCII, nearly every name: no decoding
+            ++w;
+            ++i;
+            continue;
+        }
         const std::size_t n = gguf::utf8_length_at(s, i);
         if (n == 0) {
             ++w;
