@@ -1,4 +1,6 @@
-// minfer: the command-line tool. This file only parses the command line (CLI11) and dispatches.
+// minfer: the command-line tool. This file is the command table: each command's name, one line of
+// help, the function that adds its options, and the function that runs it (cmd/<name>.cpp).
+#include <array>
 #include <cstdio>
 #include <exception>
 #include <new>
@@ -7,7 +9,9 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
-#include "info.hpp"
+#include "cmd/commands.hpp"
+#include "common/exit_codes.hpp"
+#include "common/sigbus_guard.hpp"
 
 #ifndef MINFER_VERSION
 #define MINFER_VERSION "unknown"
@@ -15,51 +19,52 @@
 
 namespace {
 
-constexpr const char* exit_codes_text =
-    "Exit codes:\n"
-    "  0  success\n"
-    "  1  the file is not a valid GGUF model (parse error; the message names file, section, byte and code)\n"
-    "  2  usage error: bad option, missing argument, or a directory (its .gguf files are listed)\n"
-    "  3  I/O error: a file or split part cannot be opened or read (missing, permission), out of memory\n";
+struct command {
+    const char* name;
+    const char* help;
+    void (*add_options)(CLI::App&);
+    int (*run)();
+};
+
+constexpr std::array commands{
+    command{"info",
+            "Open a GGUF model (single file or part 1 of a split set), verify it and print its metadata, tensor "
+            "table and totals",
+            minfer::cli::info_add_options, minfer::cli::info_run},
+};
 
 }  // namespace
 
 int main(int argc, char** argv) {
+    using namespace minfer::cli;
+    install_sigbus_guard();
     try {
         CLI::App app{"minfer: strict zero-copy GGUF loading", "minfer"};
         app.set_version_flag("--version", std::string("minfer ") + MINFER_VERSION);
         app.require_subcommand(1);
         app.footer(exit_codes_text);
 
-        minfer::cli::info_options opt;
-        CLI::App* info = app.add_subcommand(
-            "info", "Open a GGUF model (single file or part 1 of a split set), verify it and print its metadata, "
-                    "tensor table and totals");
-        info->add_option("model", opt.path,
-                         "The .gguf file, or part 1 (<name>-00001-of-0000N.gguf) of a split set; a directory lists "
-                         "its .gguf files")
-            ->required();
-        info->add_flag("--full", opt.full, "Print every array item and whole strings (default: first 8 items, "
-                                           "strings cut at 60 bytes)");
-        info->add_flag("--json", opt.json, "Print one JSON document (always every array item) instead of text");
-        info->add_flag("--no-mmap", opt.no_mmap,
-                       "Read the file into memory instead of mapping it: slower, but immune to SIGBUS if the file "
-                       "is truncated while it is read");
-        info->footer(exit_codes_text);
+        std::array<CLI::App*, commands.size()> subs{};
+        for (std::size_t i = 0; i < commands.size(); ++i) {
+            subs[i] = app.add_subcommand(commands[i].name, commands[i].help);
+            commands[i].add_options(*subs[i]);
+            subs[i]->footer(exit_codes_text);
+        }
 
         try {
             app.parse(argc, argv);
         } catch (const CLI::ParseError& e) {
             const int rc = app.exit(e);  // prints help/version to stdout, errors to stderr
-            return rc == 0 ? minfer::cli::exit_ok : minfer::cli::exit_usage;
+            return rc == 0 ? exit_ok : exit_usage;
         }
-        if (info->parsed()) return minfer::cli::run_info(opt);
-        return minfer::cli::exit_usage;
+        for (std::size_t i = 0; i < commands.size(); ++i)
+            if (subs[i]->parsed()) return commands[i].run();
+        return exit_usage;
     } catch (const std::bad_alloc&) {
         std::fputs("Error: out of memory\n", stderr);
-        return minfer::cli::exit_io;
+        return exit_io;
     } catch (const std::exception& e) {
         fmt::print(stderr, "Error: {}\n", e.what());
-        return minfer::cli::exit_io;
+        return exit_io;
     }
 }

@@ -34,6 +34,16 @@ std::uint32_t code_point(std::string_view s, std::size_t i, std::size_t n) noexc
 }
 }  // namespace
 
+// Valid UTF-8 that must not reach a reader as is: C1 controls can rewrite a terminal line; zero-width
+// characters (U+200B-U+200D, U+2060-U+2064, U+FEFF) make two different keys look the same
+// ("general.architecture" + U+200B); bidi marks, embeddings, overrides and isolates (U+061C,
+// U+200E/F, U+202A-U+202E, U+2066-U+2069) reorder what is shown; U+2028/U+2029 break lines.
+bool hidden_code_point(std::uint32_t cp) noexcept {
+    return (cp >= 0x80 && cp <= 0x9F) || cp == 0x061C || (cp >= 0x200B && cp <= 0x200F) ||
+           (cp >= 0x2028 && cp <= 0x202E) || (cp >= 0x2060 && cp <= 0x2064) || (cp >= 0x2066 && cp <= 0x2069) ||
+           cp == 0xFEFF;
+}
+
 std::string escape(std::string_view raw, char quote) {
     std::string out;
     out.reserve(raw.size());
@@ -54,9 +64,7 @@ std::string escape(std::string_view raw, char quote) {
         }
         const std::size_t n = c >= 0x80 ? utf8_length_at(raw, i) : 0;
         const std::uint32_t cp = n > 0 ? code_point(raw, i, n) : 0;
-        // C1 controls and bidirectional overrides are valid UTF-8 but can rewrite a terminal line.
-        const bool dangerous = (cp >= 0x80 && cp <= 0x9F) || (cp >= 0x202A && cp <= 0x202E) ||
-                               (cp >= 0x2066 && cp <= 0x2069);
+        const bool dangerous = n > 0 && hidden_code_point(cp);
         if (n > 0 && !dangerous) {
             out.append(raw.substr(i, n));
             i += n;

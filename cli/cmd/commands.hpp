@@ -1,0 +1,11 @@
+#pragma once
+// The commands main.cpp's table knows. Each command file defines its two functions: one adds the
+// command's options to its CLI11 subcommand, the other runs it after parsing and returns the exit code.
+#include <CLI/CLI.hpp>
+
+namespace minfer::cli {
+
+void info_add_options(CLI::App& sub);
+int info_run();
+
+}  // namespace minfer::cli

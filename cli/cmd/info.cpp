@@ -1,0 +1,86 @@
+// `minfer info`: open a model (or list a directory) and hand it to a printer.
+#include <cstdio>
+#include <filesystem>
+#include <new>
+#include <system_error>
+
+#include <fmt/format.h>
+
+#include "../common/exit_codes.hpp"
+#include "../common/open_model.hpp"
+#include "../common/out_buffer.hpp"
+#include "../print/printers.hpp"
+#include "commands.hpp"
+#include "info_options.hpp"
+#include "minfer/gguf/text.hpp"
+
+namespace minfer::cli {
+namespace {
+
+info_options opt;  // filled by CLI11 during parsing, read by info_run()
+
+bool is_directory(const std::string& path) {
+    std::error_code ec;
+    return std::filesystem::is_directory(std::filesystem::path(path), ec);
+}
+
+int run(out_buffer& out) {
+    if (is_directory(opt.path)) return list_directory(std::filesystem::path(opt.path), opt, out);
+
+    const bool text = !opt.json && !opt.has_key;
+    if (text) {
+        out.print("Loading model: {}\n", gguf::escape(opt.path));
+        out.flush();
+    }
+    auto m = open_model(opt.path, opt.no_mmap);
+    if (!m) {
+        out.flush();
+        return report_error(m.error());
+    }
+    if (opt.has_key) return print_key(*m, opt, out);
+    return opt.json ? print_json(*m, opt, out) : print_text(*m, opt, out);
+}
+
+}  // namespace
+
+void info_add_options(CLI::App& sub) {
+    sub.add_option("model", opt.path,
+                   "The .gguf file, or part 1 (<name>-00001-of-0000N.gguf) of a split set; a directory lists "
+                   "its .gguf files with each one's verdict")
+        ->required();
+    sub.add_flag("--full", opt.full,
+                 "Print every array item, whole strings, and the chat template as text (default: first 8 "
+                 "items, strings cut at 60 bytes)");
+    auto* json = sub.add_flag("--json", opt.json,
+                              "Print one JSON document (streamed; every array item unless --no-arrays)");
+    sub.add_flag("--no-arrays", opt.no_arrays, "Show arrays as their type and count only, without items");
+    sub.add_flag("--no-tensors", opt.no_tensors, "Leave out the tensor table (the totals stay)");
+    sub.add_option("--key", opt.key,
+                   "Print the value of one key raw: a string as its bytes, a number plainly, an array one "
+                   "item per line (exit 1 if the key is absent)")
+        ->excludes(json);
+    sub.add_flag("--no-mmap", opt.no_mmap,
+                 "Read the file into memory instead of mapping it: slower, but immune to SIGBUS if the file "
+                 "is truncated while it is read");
+}
+
+int info_run() {
+    opt.has_key = !opt.key.empty();
+    out_buffer out;
+    int code = exit_ok;
+    try {
+        code = run(out);
+    } catch (const std::bad_alloc&) {
+        // A printer ran out of memory (the streaming ones should not): say so, never abort.
+        out.flush();
+        std::fputs("Error: out of memory\n", stderr);
+        return exit_io;
+    }
+    if (!out.flush()) {
+        fmt::print(stderr, "Error: cannot write to standard output\n");
+        return exit_io;
+    }
+    return code;
+}
+
+}  // namespace minfer::cli

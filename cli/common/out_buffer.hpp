@@ -1,0 +1,44 @@
+#pragma once
+// Buffered stdout: text is formatted into memory and written in 1 MiB chunks, so printing millions of
+// items costs one write(2) per MiB, and memory stays bounded however much is printed.
+#include <cstddef>
+#include <cstdio>
+#include <string_view>
+#include <utility>
+
+#include <fmt/format.h>
+
+namespace minfer::cli {
+
+class out_buffer {
+public:
+    explicit out_buffer(std::FILE* sink = stdout) noexcept : sink_(sink) {}
+    out_buffer(const out_buffer&) = delete;
+    out_buffer& operator=(const out_buffer&) = delete;
+    ~out_buffer() { flush(); }
+
+    template <class... Args>
+    void print(fmt::format_string<Args...> f, Args&&... args) {
+        fmt::format_to(fmt::appender(buf_), f, std::forward<Args>(args)...);
+        if (buf_.size() >= flush_at) flush();
+    }
+    void write(std::string_view s) {
+        buf_.append(s.data(), s.data() + s.size());
+        if (buf_.size() >= flush_at) flush();
+    }
+    void put(char c) {
+        buf_.push_back(c);
+        if (buf_.size() >= flush_at) flush();
+    }
+    /// Write what is buffered. Returns false once any write has failed.
+    bool flush() noexcept;
+    bool ok() const noexcept { return ok_; }
+
+private:
+    static constexpr std::size_t flush_at = 1u << 20;
+    std::FILE* sink_;
+    fmt::memory_buffer buf_;
+    bool ok_ = true;
+};
+
+}  // namespace minfer::cli

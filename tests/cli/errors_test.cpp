@@ -1,0 +1,113 @@
+// Errors and exit codes: invalid files, missing files and parts, usage, stdout that cannot be written,
+// memory that runs out.
+#include <gtest/gtest.h>
+
+#include "cli_support.hpp"
+
+namespace minfer_cli_test {
+
+TEST(CliErrors, BadMagicIsParseError) {
+    const auto r = run({"info", fx().bad_magic.string()});
+    EXPECT_EQ(r.rc, 1);
+    EXPECT_EQ(r.out, "Loading model: " + fx().bad_magic.string() + "\n");
+    EXPECT_EQ(r.err.rfind("Error: failed to parse GGUF: ", 0), 0u) << r.err;
+    EXPECT_NE(r.err.find("invalid magic characters: 'PK\\x03\\x04', expected 'GGUF'"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("[bad_magic]"), std::string::npos);
+    const auto js = run({"info", "--json", fx().bad_magic.string()});
+    EXPECT_EQ(js.rc, 1);
+    EXPECT_EQ(js.out, "");
+}
+
+TEST(CliErrors, MissingFileIsIoError) {
+    const std::string p = (fx().root / "no-such-file.gguf").string();
+    const auto r = run({"info", p});
+    EXPECT_EQ(r.rc, 3);
+    EXPECT_EQ(r.err.rfind("Error: ", 0), 0u);
+    EXPECT_EQ(r.err.find("failed to parse"), std::string::npos);
+    EXPECT_NE(r.err.find("No such file or directory"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("[io_error]"), std::string::npos);
+}
+
+TEST(CliErrors, MissingSplitPartIsIoError) {
+    const auto r = run({"info", fx().split_missing1.string()});
+    EXPECT_EQ(r.rc, 3) << r.err;
+    EXPECT_NE(r.err.find("y-00003-of-00003.gguf"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("[split_part_missing]"), std::string::npos);
+}
+
+TEST(CliErrors, LaterSplitPartIsRejected) {
+    const auto r = run({"info", (fx().dir / "x-00002-of-00003.gguf").string()});
+    EXPECT_EQ(r.rc, 1);
+    EXPECT_NE(r.err.find("[split_not_first]"), std::string::npos) << r.err;
+}
+
+TEST(CliErrors, UsageErrors) {
+    EXPECT_EQ(run({"info", "--bogus", fx().model.string()}).rc, 2);
+    EXPECT_EQ(run({"info"}).rc, 2);
+    EXPECT_EQ(run({}).rc, 2);
+    EXPECT_EQ(run({"frobnicate"}).rc, 2);
+    EXPECT_EQ(run({"info", fx().model.string(), "extra"}).rc, 2);
+}
+
+TEST(CliErrors, UnwritableStdoutIsIoError) {
+    if (!fs::exists("/dev/full")) GTEST_SKIP() << "no /dev/full";
+    for (const char* mode : {"--full", "--json"}) {
+        const auto r = run({"info", mode, fx().model.string()}, "/dev/full");
+        EXPECT_EQ(r.rc, 3) << mode;
+        EXPECT_EQ(r.err, "Error: cannot write to standard output\n") << mode;
+    }
+}
+
+TEST(CliErrors, HelpAndVersion) {
+    const auto h = run({"--help"});
+    EXPECT_EQ(h.rc, 0);
+    EXPECT_NE(h.out.find("info"), std::string::npos);
+    EXPECT_NE(h.out.find("Exit codes"), std::string::npos);
+    const auto ih = run({"info", "--help"});
+    EXPECT_EQ(ih.rc, 0);
+    EXPECT_NE(ih.out.find("--no-mmap"), std::string::npos);
+    EXPECT_NE(ih.out.find("SIGBUS"), std::string::npos);
+    EXPECT_NE(ih.out.find("  3  I/O error"), std::string::npos);
+    const auto v = run({"--version"});
+    EXPECT_EQ(v.rc, 0);
+    EXPECT_EQ(v.out, std::string("minfer ") + MINFER_VERSION + "\n");
+}
+
+// Under memory pressure the tool says so and exits 3; it never aborts ("terminate called after
+// throwing std::bad_alloc", as the old --json did from 128 MiB down on this file) or dies by a signal.
+// The address space is squeezed from enough for the 10^5-tensor table down to too little to map it.
+TEST(CliErrors, OutOfMemoryIsAnErrorNotAnAbort) {
+#ifdef MINFER_ASAN
+    GTEST_SKIP() << "ASan reserves terabytes of address space: RLIMIT_AS cannot be used";
+#else
+    const fs::path p = temp_root() / "oom_tensors.gguf";
+    {
+        gguf::writer w;
+        w.set_string("general.architecture", "llama");
+        const std::array<std::int64_t, 1> ne{32};
+        for (int i = 0; i < 100000; ++i)
+            w.add_zero_tensor(std::string("blk.").append(std::to_string(i)).append(".w"), gguf::tensor_type::f32, ne);
+        must_write(w, p);
+    }
+    int tried = 0;
+    for (long mib : {128L, 96L, 64L, 48L, 40L, 32L, 24L, 16L}) {
+        // Below the size the tool needs to start at all, the loader fails first: not our concern.
+        if (measure({"--version"}, "/dev/null", mib).rc != 0) break;
+        for (const char* mode : {"--json", "--full"}) {
+            const peak r = measure({"info", mode, p.string()}, "/dev/null", mib);
+            ++tried;
+            EXPECT_TRUE(r.rc == 0 || r.rc == 3) << mode << " at " << mib << " MiB: rc " << r.rc << "\n" << r.err;
+            if (r.rc == 3) {
+                EXPECT_TRUE(r.err.find("out of memory") != std::string::npos ||
+                            r.err.find("[out_of_memory]") != std::string::npos ||
+                            r.err.find("[io_error]") != std::string::npos)
+                    << mode << " at " << mib << " MiB: " << r.err;
+            }
+        }
+    }
+    EXPECT_GT(tried, 0);
+    fs::remove(p);
+#endif
+}
+
+}  // namespace minfer_cli_test
