@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Build and run minfer's open-time benchmark (bench/, Google Benchmark) and print its summary:
 # minfer::gguf::model::open vs llama.cpp's gguf_init_from_file vs a bare-walk floor, on generated
-# Qwen2.5-0.5B-shaped fixtures (one file and a 2-part split), plus lookups, RSS and page faults.
+# Qwen2.5-0.5B-shaped fixtures (one file and a 2-part split), plus lookups, RSS and page faults;
+# then `minfer info` in each output mode on the same fixture (scripts/bench-cli.sh).
 #
 #   scripts/bench.sh [--smoke] [minfer-bench flags…]
 #     --smoke   one repetition with a short min time (CI: only checks that it runs and exits 0)
@@ -40,5 +41,9 @@ if [ "$smoke" = 1 ]; then
 fi
 # Interleaving the repetitions of all benchmarks spreads load from other processes evenly over
 # them, which keeps the ratios honest on a shared machine.
-exec "$bin" --benchmark_repetitions=10 --benchmark_report_aggregates_only=true \
+"$bin" --benchmark_repetitions=10 --benchmark_report_aggregates_only=true \
   --benchmark_enable_random_interleaving=true ${args[@]+"${args[@]}"}
+# Then the command line on the same fixture: info --json against info --full, and the floor.
+echo
+echo "== minfer info on the Qwen-shaped fixture (scripts/bench-cli.sh)"
+bash scripts/bench-cli.sh

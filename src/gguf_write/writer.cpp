@@ -421,6 +421,18 @@ std::vector<std::byte> encode_head(const plan& p, const Kvs& kvs, const Tensors&
 
 std::size_t chunk_size(const write_options& o) { return std::max(o.chunk_bytes, min_chunk); }
 
+// `found` bytes that must sit in one buffer (the header, or the whole file for to_bytes) but are
+// more than any buffer can hold.
+error too_large_for_memory(section where, std::uint64_t found, const char* what) {
+    error e;
+    e.code = errc::size_overflow;
+    e.where = where;
+    e.expected = static_cast<std::uint64_t>(PTRDIFF_MAX);
+    e.found = found;
+    e.detail = what;
+    return e;
+}
+
 }  // namespace
 
 result<void> writer::write(const std::filesystem::path& path, const write_options& options) const noexcept {
@@ -428,15 +440,8 @@ result<void> writer::write(const std::filesystem::path& path, const write_option
         auto planned = make_plan();
         if (!planned) return unexpected(std::move(planned).error());
         const plan& p = *planned;
-        if (!rules::fits_in_memory(p.data_offset())) {
-            error e;
-            e.code = errc::size_overflow;
-            e.where = section::metadata;
-            e.expected = static_cast<std::uint64_t>(PTRDIFF_MAX);
-            e.found = p.data_offset();
-            e.detail = "header and tensor table";
-            return unexpected(std::move(e));
-        }
+        if (!rules::fits_in_memory(p.data_offset()))
+            return unexpected(too_large_for_memory(section::metadata, p.data_offset(), "header and tensor table"));
         opened_sources sources;
         if (auto r = sources.open(tensors_, p); !r) return r;
         const std::vector<std::byte> head = encode_head(p, kvs_, tensors_);
@@ -534,15 +539,8 @@ result<std::vector<std::byte>> writer::to_bytes(const write_options& options) co
         auto planned = make_plan();
         if (!planned) return unexpected(std::move(planned).error());
         const plan& p = *planned;
-        if (!rules::fits_in_memory(p.file_size())) {
-            error e;
-            e.code = errc::size_overflow;
-            e.where = section::data;
-            e.expected = static_cast<std::uint64_t>(PTRDIFF_MAX);
-            e.found = p.file_size();
-            e.detail = "the whole file in memory";
-            return unexpected(std::move(e));
-        }
+        if (!rules::fits_in_memory(p.file_size()))
+            return unexpected(too_large_for_memory(section::data, p.file_size(), "the whole file in memory"));
         opened_sources sources;
         if (auto r = sources.open(tensors_, p); !r) return unexpected(std::move(r).error());
         std::vector<std::byte> out = encode_head(p, kvs_, tensors_);
