@@ -49,7 +49,7 @@ result<tensor> tensor::owned(std::string_view name, tensor_type type, std::span<
     } catch (const std::exception&) {  // bad_alloc, or length_error past the allocator's max_size
         error e;
         e.code = errc::out_of_memory;
-        e.subject = std::string(name.substr(0, 256));
+        e.subject = name;  // bounded inline copy: no allocation
         e.detail = "allocating a tensor";
         return unexpected(std::move(e));
     }
@@ -71,7 +71,7 @@ result<tensor> borrow(const gguf::model& m, std::string_view name) noexcept {
         error e;
         e.code = errc::tensor_not_found;
         e.where = gguf::section::access;
-        e.subject = std::string(name.substr(0, 256));
+        e.subject = name;  // bounded inline copy: no allocation
         return unexpected(std::move(e));
     }
     try {

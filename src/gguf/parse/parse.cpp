@@ -14,7 +14,7 @@ error key_not_found_error(std::string_view key) noexcept {
     error e;
     e.code = errc::key_not_found;
     e.where = section::access;
-    e.subject.assign(key.substr(0, 256));
+    e.subject = key;  // bounded inline copy: no allocation
     return e;
 }
 

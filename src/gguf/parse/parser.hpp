@@ -83,7 +83,7 @@ private:
     [[gnu::cold, gnu::noinline]] bool fail(const verdict& v, section where, std::uint64_t offset) {
         return fail(v.code, where, offset, v.expected, v.found);
     }
-    void subject(std::string_view s) { err_.subject.assign(s.substr(0, 256)); }
+    void subject(std::string_view s) { err_.subject = s; }  // cut at max_subject_bytes, inline
 
     // ---- reads: every one bounds-checked by byte_cursor --------------------------------------
     template <class T>
