@@ -10,7 +10,7 @@
 namespace minfer::gguf {
 namespace {
 
-constexpr std::array<std::string_view, 47> code_names{
+constexpr std::array<std::string_view, 49> code_names{
     "ok", "io_error", "out_of_memory", "truncated", "bad_magic", "bad_version", "byte_swapped",
     "version_unsupported", "version_too_new", "negative_count", "count_too_large", "empty_key", "duplicate_key",
     "bad_value_type", "nested_array", "string_too_long", "string_exceeds_file", "array_too_long",
@@ -19,7 +19,7 @@ constexpr std::array<std::string_view, 47> code_names{
     "not_block_multiple", "size_overflow", "offset_mismatch", "data_size_overflow", "data_truncated",
     "split_not_first", "split_no_mismatch", "split_count_mismatch", "split_part_missing",
     "split_tensor_count_mismatch", "split_duplicate_tensor", "split_bad_key", "key_not_found", "type_mismatch",
-    "tensor_not_found", "index_out_of_range", "nul_in_name", "unknown"};
+    "tensor_not_found", "index_out_of_range", "nul_in_name", "split_arch_mismatch", "split_bad_name", "unknown"};
 
 constexpr std::array<std::string_view, 7> section_names{"file", "header", "metadata", "tensor_info", "data", "split",
                                                         "access"};
@@ -66,6 +66,7 @@ std::string error::description() const {
     switch (code) {
         case errc::ok: return "no error";
         case errc::io_error:
+            if (sys_errno == 0 && !detail.empty()) return "cannot read " + quoted(file) + ": " + detail;  // not an OS failure
             return "cannot " + (detail.empty() ? std::string("open") : detail) + " '" + escape(subject.empty() ? file : subject) +
                    "': " + std::error_code(sys_errno, std::generic_category()).message();
         case errc::out_of_memory: return "out of memory" + (detail.empty() ? std::string() : " while " + detail);
@@ -138,22 +139,29 @@ std::string error::description() const {
         case errc::data_truncated:
             return "tensor " + s + " needs the file to hold " + num(expected) + " bytes, but it has " + num(found) + ": " +
                    num(expected - found) + " bytes missing (truncated download?)";
-        case errc::split_not_first:
-            return "split " + s + " has split.no=" + num(found) + ", expected 0" +
+        case errc::split_not_first:  // offset 0: decided from the name alone, no key was read
+            return "split " + quoted(file) +
+                   (offset != 0 ? " has split.no=" + num(found) + ", expected 0"
+                                : " is named as part " + num(found + 1) + ", not part 1") +
                    (detail.empty() ? "" : "; open part 1, '" + escape(detail) + "'");
         case errc::split_no_mismatch:
-            return "split " + s + " has split.no=" + num(found) + ", expected " + num(expected);
+            return "split " + quoted(file) + " has split.no=" + num(found) + ", expected " + num(expected);
         case errc::split_count_mismatch:
-            return "split " + s + " has split.count=" + num(found) + ", expected " + num(expected) +
+            return "split " + quoted(file) + " has split.count=" + num(found) + ", expected " + num(expected) +
                    (detail.empty() ? "" : " " + detail);
         case errc::split_part_missing:
-            return "split part " + s + " is missing: " + std::error_code(sys_errno, std::generic_category()).message();
+            return "split part " + quoted(file) + " is missing: " + std::error_code(sys_errno, std::generic_category()).message();
         case errc::split_tensor_count_mismatch:
             return "split.tensors.count=" + num(expected) + " but the " + num(n_parts) + " parts hold " + num(found) +
                    " tensors";
         case errc::split_duplicate_tensor:
             return "tensor " + s + " appears in part " + num(expected) + " and part " + num(found);
         case errc::split_bad_key: return "key " + s + " " + detail;
+        case errc::split_arch_mismatch: return "key " + s + " " + detail;
+        case errc::split_bad_name:
+            return "split.count=" + num(expected) + " and split.no=0 make this part 1 of a set, but its name is not " +
+                   (detail.empty() ? std::string("of the form <name>-00001-of-NNNNN.gguf") : quoted(detail)) +
+                   ", so the other parts cannot be found";
         case errc::key_not_found: return "key " + s + " not found";
         case errc::type_mismatch:
             return (subject.empty() ? std::string("value") : "key " + s) + " has type " + vt_name(found) + ", expected " +

@@ -21,6 +21,6 @@ TEST(ErrorsDoc, EveryCodeHasARowAndANameOfItsOwn) {
         EXPECT_TRUE(seen.insert(name).second) << "two codes are named " << name;
         EXPECT_NE(doc.find("| `" + name + "` |"), std::string::npos) << "docs/ERRORS.md has no row for " << name;
     }
-    EXPECT_EQ(seen.size(), static_cast<std::size_t>(errc::nul_in_name)) << "a code between 1 and the last has no name";
+    EXPECT_EQ(seen.size(), static_cast<std::size_t>(errc::split_bad_name)) << "a code between 1 and the last has no name";
     EXPECT_EQ(minfer::gguf::to_string(static_cast<errc>(200)), "unknown");
 }

@@ -56,9 +56,11 @@ TEST(ErrorIds, EveryCodeHasItsStableName) {
                            "type_mismatch",
                            "tensor_not_found",
                            "index_out_of_range",
-                           "nul_in_name"};
+                           "nul_in_name",
+                           "split_arch_mismatch",
+                           "split_bad_name"};
     for (std::size_t i = 0; i < std::size(names); ++i) EXPECT_EQ(to_string(static_cast<errc>(i)), names[i]) << i;
-    EXPECT_EQ(static_cast<std::size_t>(errc::nul_in_name) + 1, std::size(names));
+    EXPECT_EQ(static_cast<std::size_t>(errc::split_bad_name) + 1, std::size(names));
     EXPECT_EQ(to_string(static_cast<errc>(std::size(names))), "unknown");
     EXPECT_EQ(to_string(static_cast<errc>(255)), "unknown");
 }

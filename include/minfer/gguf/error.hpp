@@ -69,6 +69,9 @@ enum class errc : std::uint8_t {
     // metadata and tensor info (added after the first release of the list)
     nul_in_name,  ///< a key or tensor name holding a NUL byte (C readers such as llama.cpp would see a
                   ///< different, shorter name); found = the NUL's position in the name
+    // multi-part (added later)
+    split_arch_mismatch,  ///< a later part's general.architecture differs from part 1's; subject = the key
+    split_bad_name,       ///< split.count > 1 but the entry is not named <prefix>-00001-of-<N>.gguf; expected = N
 };
 
 /// The region of a GGUF file an error belongs to.
