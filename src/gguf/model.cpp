@@ -99,8 +99,11 @@ std::optional<error> architecture_differs(const model_part& first, const model_p
         auto s = k->get<std::string_view>();
         if (!s) return "of type " + std::string(to_string(k->type));
         constexpr std::size_t cap = 64;  // an architecture is a short identifier; do not echo a huge string
-        const bool cut = s->size() > cap;
-        return "'" + escape(s->substr(0, cap)) + (cut ? "...'" : "'");
+        // Built by appending: GCC 12 at -O2/-O3 reports a false -Wrestrict on `"'" + std::string`.
+        std::string out(1, '\'');
+        out += escape(s->substr(0, cap));
+        out += s->size() > cap ? "...'" : "'";
+        return out;
     };
     auto text = [](const kv* k) -> std::optional<std::string_view> {
         if (k == nullptr) return std::nullopt;
