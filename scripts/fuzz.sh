@@ -1,19 +1,35 @@
 #!/usr/bin/env bash
 # Run the libFuzzer targets. Usage: scripts/fuzz.sh [seconds-per-target] [target ...]
-# Builds the `fuzz` preset (clang, ASan+UBSan, libFuzzer), seeds each corpus from the writer-made
-# seeds, the committed regression corpus and the real fixtures, then fuzzes each target in turn.
+# Builds the `fuzz` preset (clang, ASan+UBSan with -fno-sanitize-recover=all, libFuzzer), seeds each
+# corpus from the writer-made seeds, the committed regression corpus and the real fixtures, then
+# fuzzes each target in turn. Without target names it runs every target listed in
+# MINFER_FUZZ_TARGETS (fuzz/CMakeLists.txt, written to build/fuzz/fuzz/targets.txt at configure).
+# A target is named without its fuzz_ prefix (parse, access, split, ...).
 # New crashes land in build/fuzz/findings/<target>/; copy minimised ones to fuzz/corpus/<target>/.
+# Exits non-zero when any target finds a crash, a leak, undefined behaviour or a timeout.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh
 secs=${1:-60}; shift || true
-targets=("$@"); [ ${#targets[@]} -gt 0 ] || targets=(parse access split)
 cmake --preset fuzz >/dev/null
 cmake --build --preset fuzz
+targets=("$@")
+if [ ${#targets[@]} -eq 0 ]; then
+  read -r -a declared < <(tr ';' ' ' < build/fuzz/fuzz/targets.txt)
+  for t in "${declared[@]}"; do targets+=("${t#fuzz_}"); done
+  # a fuzz_*.cpp with an entry point that is not in the list would never run: refuse it
+  for src in fuzz/fuzz_*.cpp; do
+    grep -q LLVMFuzzerTestOneInput "$src" || continue
+    name=$(basename "$src" .cpp)
+    [[ " ${declared[*]} " == *" $name "* ]] || { echo "fuzz: $src is not in MINFER_FUZZ_TARGETS" >&2; exit 1; }
+  done
+fi
+[ ${#targets[@]} -gt 0 ] || { echo "fuzz: no targets" >&2; exit 1; }
 cmake --preset release >/dev/null
 cmake --build --preset release --target fuzz_make_seeds
 seeds=build/fuzz/seeds
 build/release/fuzz/fuzz_make_seeds "$seeds" >/dev/null
+status=0
 for t in "${targets[@]}"; do
   corpus=build/fuzz/corpus/$t; findings=build/fuzz/findings/$t
   mkdir -p "$corpus" "$findings"
@@ -21,6 +37,10 @@ for t in "${targets[@]}"; do
   cp -n fuzz/corpus/"$t"/* "$corpus"/ 2>/dev/null || true
   [ "$t" = access ] || cp -n ../shared/fixtures/real/*.gguf "$corpus"/ 2>/dev/null || true
   echo "== fuzz_$t for ${secs}s"
-  build/fuzz/fuzz/fuzz_"$t" "$corpus" -dict=fuzz/gguf.dict -max_total_time="$secs" -max_len=65536 \
-    -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 -artifact_prefix="$findings/" 2>&1 | tail -25
+  if ! build/fuzz/fuzz/fuzz_"$t" "$corpus" -dict=fuzz/gguf.dict -max_total_time="$secs" -max_len=65536 \
+      -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 -artifact_prefix="$findings/" > "$findings/log.txt" 2>&1; then
+    echo "fuzz_$t FAILED (log: $findings/log.txt):"; status=1
+  fi
+  tail -25 "$findings/log.txt"
 done
+exit $status

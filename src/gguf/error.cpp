@@ -11,7 +11,7 @@
 namespace minfer::gguf {
 namespace {
 
-constexpr std::array<std::string_view, 48> code_names{
+constexpr std::array<std::string_view, 50> code_names{
     "ok", "io_error", "out_of_memory", "truncated", "bad_magic", "bad_version", "byte_swapped",
     "version_unsupported", "version_too_new", "negative_count", "count_too_large", "empty_key", "duplicate_key",
     "bad_value_type", "nested_array", "string_too_long", "string_exceeds_file", "array_too_long",
@@ -20,7 +20,8 @@ constexpr std::array<std::string_view, 48> code_names{
     "not_block_multiple", "size_overflow", "offset_mismatch", "data_size_overflow", "data_truncated",
     "split_not_first", "split_no_mismatch", "split_count_mismatch", "split_part_missing",
     "split_tensor_count_mismatch", "split_duplicate_tensor", "split_bad_key", "key_not_found", "type_mismatch",
-    "tensor_not_found", "index_out_of_range", "nul_in_name", "value_out_of_range", "unknown"};
+    "tensor_not_found", "index_out_of_range", "nul_in_name", "value_out_of_range", "split_arch_mismatch",
+    "split_bad_name", "unknown"};
 
 constexpr std::array<std::string_view, 7> section_names{"file", "header", "metadata", "tensor_info", "data", "split",
                                                         "access"};
@@ -66,17 +67,16 @@ std::string error::description() const { return describe(false); }
 
 std::string error::describe(bool path_said) const {
     const std::string s = quoted(subject);
+    // A part named in a split message: "this part" when message() has said its path already.
+    const std::string who = path_said || file.empty() ? std::string("this part") : "split " + quoted(file);
     switch (code) {
         case errc::ok: return "no error";
         case errc::io_error: {
             // The path is said once: message() prefixes `file`; a description alone names it here.
-            std::string what = "cannot " + (detail.empty() ? std::string("open") : detail);
-            if (!subject.empty()) {
-                what += " " + s;
-            } else if (!file.empty() && !path_said) {
-                what += " " + quoted(file);
-            }
-            return what + ": " + std::error_code(sys_errno, std::generic_category()).message();
+            const std::string where_ = !subject.empty() ? " " + s : (!file.empty() && !path_said ? " " + quoted(file) : "");
+            if (sys_errno == 0 && !detail.empty()) return "cannot read" + where_ + ": " + detail;  // not an OS failure
+            return "cannot " + (detail.empty() ? std::string("open") : detail) + where_ + ": " +
+                   std::error_code(sys_errno, std::generic_category()).message();
         }
         case errc::out_of_memory: return "out of memory" + (detail.empty() ? std::string() : " while " + detail);
         case errc::truncated:
@@ -148,16 +148,18 @@ std::string error::describe(bool path_said) const {
         case errc::data_truncated:
             return "tensor " + s + " needs the file to hold " + num(expected) + " bytes, but it has " + num(found) + ": " +
                    num(expected - found) + " bytes missing (truncated download?)";
-        case errc::split_not_first:
-            return "split " + s + " has split.no=" + num(found) + ", expected 0" +
+        case errc::split_not_first:  // offset 0: decided from the name alone, no key was read
+            return who +
+                   (offset != 0 ? " has split.no=" + num(found) + ", expected 0"
+                                : " is named as part " + num(found + 1) + ", not part 1") +
                    (detail.empty() ? "" : "; open part 1, '" + escape(detail) + "'");
         case errc::split_no_mismatch:
-            return "split " + s + " has split.no=" + num(found) + ", expected " + num(expected);
+            return who + " has split.no=" + num(found) + ", expected " + num(expected);
         case errc::split_count_mismatch:
-            return "split " + s + " has split.count=" + num(found) + ", expected " + num(expected) +
+            return who + " has split.count=" + num(found) + ", expected " + num(expected) +
                    (detail.empty() ? "" : " " + detail);
         case errc::split_part_missing:
-            return "split part" + (subject.empty() ? std::string() : " " + s) + " is missing: " +
+            return (path_said || file.empty() ? std::string("this split part") : "split part " + quoted(file)) + " is missing: " +
                    std::error_code(sys_errno, std::generic_category()).message();
         case errc::split_tensor_count_mismatch:
             return "split.tensors.count=" + num(expected) + " but the " + num(n_parts) + " parts hold " + num(found) +
@@ -165,6 +167,11 @@ std::string error::describe(bool path_said) const {
         case errc::split_duplicate_tensor:
             return "tensor " + s + " appears in part " + num(expected) + " and part " + num(found);
         case errc::split_bad_key: return "key " + s + " " + detail;
+        case errc::split_arch_mismatch: return "key " + s + " " + detail;
+        case errc::split_bad_name:
+            return "split.count=" + num(expected) + " and split.no=0 make this part 1 of a set, but its name is not " +
+                   (detail.empty() ? std::string("of the form <name>-00001-of-NNNNN.gguf") : quoted(detail)) +
+                   ", so the other parts cannot be found";
         case errc::key_not_found: return "key " + s + " not found";
         case errc::type_mismatch:
             return (subject.empty() ? std::string("value") : "key " + s) + " has type " + vt_name(found) + ", expected " +

@@ -2,6 +2,7 @@
 #include <cerrno>
 #include <fcntl.h>
 #include <new>
+#include <string>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -17,6 +18,19 @@ error io(const std::filesystem::path& path, const char* what, int err) {
     e.file = path.string();
     e.detail = what;
     e.sys_errno = err;
+    return e;
+}
+
+// Not an OS failure: the path names something that is not a file of bytes. sys_errno stays 0 and
+// the detail says what it is.
+error not_regular(const std::filesystem::path& path, mode_t mode) {
+    const char* what = S_ISFIFO(mode)   ? "a FIFO (named pipe)"
+                       : S_ISCHR(mode)  ? "a character device"
+                       : S_ISBLK(mode)  ? "a block device"
+                       : S_ISSOCK(mode) ? "a socket"
+                                        : "a special file";
+    error e = io(path, "open", 0);
+    e.detail = std::string("it is ") + what + ", not a regular file";
     return e;
 }
 
@@ -36,7 +50,7 @@ result<mapped_file> mapped_file::open(const std::filesystem::path& path, load_mo
     struct stat st {};
     if (::fstat(fd.fd, &st) != 0) return unexpected(io(path, "stat", errno));
     if (S_ISDIR(st.st_mode)) return unexpected(io(path, "open", EISDIR));
-    if (!S_ISREG(st.st_mode)) return unexpected(io(path, "open", ENODEV));  // a pipe or device has no stable size
+    if (!S_ISREG(st.st_mode)) return unexpected(not_regular(path, st.st_mode));  // no stable size to map or read
 
     mapped_file f;
     f.mode_ = mode;

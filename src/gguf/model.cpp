@@ -1,13 +1,23 @@
-// model::open: resolve the parts, map and verify each, check the split keys, merge the tensor index.
+// model::open: open the given file; its split.count decides whether it is a single model or part 1
+// of a set (as llama.cpp's loader does). For a set, the other parts' paths come from the entry's
+// name; each part is mapped, verified and checked for consistent split keys; the tensor indexes are
+// merged.
+#include <algorithm>
 #include <cerrno>
+#include <limits>
 #include <new>
+#include <optional>
 
 #include "minfer/gguf/model.hpp"
-#include "name_index_impl.hpp"
 #include "minfer/gguf/split.hpp"
+#include "minfer/gguf/text.hpp"
+#include "name_index_impl.hpp"
 
 namespace minfer::gguf {
 namespace {
+
+// The most parts a split name can hold ("-XXXXX-of-YYYYY": five digits).
+constexpr std::uint64_t max_named_parts = 99999;
 
 error located(error e, const std::filesystem::path& path, std::uint32_t part, std::uint32_t n_parts) {
     if (e.file.empty()) e.file = path.string();
@@ -23,10 +33,18 @@ error split_error(errc code, const model_part& p, std::uint32_t part, std::uint3
     error e;
     e.code = code;
     e.where = section::split;
-    e.subject = p.path.string();
     e.expected = expected;
     e.found = found;
     return located(std::move(e), p.path, part, n_parts);
+}
+
+error key_error(std::string_view key, std::string detail, const model_part& p, std::uint32_t part,
+                std::uint32_t n_parts, std::uint64_t offset = 0) {
+    error e = split_error(errc::split_bad_key, p, part, n_parts, 0, 0);
+    e.subject = std::string(key);
+    e.detail = std::move(detail);
+    e.offset = offset;
+    return e;
 }
 
 // An integer split.* key, or `fallback` when absent.
@@ -36,13 +54,16 @@ result<std::uint64_t> split_key(const model_part& p, std::string_view key, std::
     if (e == nullptr) return fallback;
     auto v = e->as_u64();
     if (v) return *v;
-    error err;
-    err.code = errc::split_bad_key;
-    err.where = section::split;
-    err.offset = e->offset;
-    err.subject = std::string(key);
-    err.detail = "has type " + std::string(to_string(e->type)) + ", expected a non-negative integer";
-    return unexpected(located(std::move(err), p.path, part, n_parts));
+    return unexpected(key_error(key, "has type " + std::string(to_string(e->type)) + ", expected a non-negative integer",
+                                p, part, n_parts, e->offset));
+}
+
+// An integer split.* key a part of a set must carry.
+result<std::uint64_t> required_split_key(const model_part& p, std::string_view key, std::uint32_t part,
+                                         std::uint32_t n_parts) {
+    if (p.view.find(key) == nullptr)
+        return unexpected(key_error(key, "is missing from part " + std::to_string(part + 1), p, part, n_parts));
+    return split_key(p, key, 0, part, n_parts);
 }
 
 result<model_part> open_part(const std::filesystem::path& path, const open_options& options, std::uint32_t part,
@@ -50,10 +71,11 @@ result<model_part> open_part(const std::filesystem::path& path, const open_optio
     auto file = mapped_file::open(path, options.mode);
     if (!file) {
         error e = std::move(file).error();
-        if (part > 0 && (e.sys_errno == ENOENT || e.sys_errno == EACCES)) {
+        // Only a part that does not exist is missing; one that exists but cannot be read (EACCES,
+        // EIO, a directory, a FIFO) stays an io_error, located at its part.
+        if (part > 0 && e.code == errc::io_error && e.sys_errno == ENOENT) {
             e.code = errc::split_part_missing;
             e.where = section::split;
-            e.subject = path.string();
         }
         return unexpected(located(std::move(e), path, part, n_parts));
     }
@@ -64,72 +86,137 @@ result<model_part> open_part(const std::filesystem::path& path, const open_optio
     return p;
 }
 
+// A later part's general.architecture, when it has one, must be part 1's. (llama-gguf-split writes
+// the model's metadata into part 1 only, so a later part without the key is fine.)
+std::optional<error> architecture_differs(const model_part& first, const model_part& p, std::uint32_t part,
+                                          std::uint32_t n_parts) {
+    constexpr std::string_view key = "general.architecture";
+    const kv* here = p.view.find(key);
+    if (here == nullptr) return std::nullopt;
+    const kv* ref = first.view.find(key);
+    auto shown = [](const kv* k) -> std::string {
+        if (k == nullptr) return "absent";
+        auto s = k->get<std::string_view>();
+        if (!s) return "of type " + std::string(to_string(k->type));
+        constexpr std::size_t cap = 64;  // an architecture is a short identifier; do not echo a huge string
+        // Built by appending: GCC 12 at -O2/-O3 reports a false -Wrestrict on `"'" + std::string`.
+        std::string out(1, '\'');
+        out += escape(s->substr(0, cap));
+        out += s->size() > cap ? "...'" : "'";
+        return out;
+    };
+    auto text = [](const kv* k) -> std::optional<std::string_view> {
+        if (k == nullptr) return std::nullopt;
+        auto s = k->get<std::string_view>();
+        return s ? std::optional<std::string_view>(*s) : std::nullopt;
+    };
+    const auto a = text(here), b = text(ref);
+    if (a && b && *a == *b) return std::nullopt;
+    error e = split_error(errc::split_arch_mismatch, p, part, n_parts, 1, part + 1);
+    e.subject = std::string(key);
+    e.offset = here->offset;
+    e.detail = "is " + shown(here) + " in part " + std::to_string(part + 1) + " but " + shown(ref) + " in part 1";
+    return e;
+}
+
 }  // namespace
+
+std::uint64_t model_part::trailing_bytes() const noexcept {
+    // Everything past the padded end of the data section (for a tensor-less file: past the table).
+    // A file that ends inside the last tensor's padding has none.
+    const std::uint64_t size = view.bytes().size();
+    const std::uint64_t start = view.data_offset();
+    if (size <= start) return 0;
+    const std::uint64_t after = size - start;
+    return after > view.data_size() ? after - view.data_size() : 0;
+}
 
 result<model> model::open(const std::filesystem::path& path, const open_options& options) noexcept {
     try {
-        auto paths = resolve_splits(path);
-        if (!paths) return unexpected(std::move(paths).error());
-        const auto n_named = static_cast<std::uint32_t>(paths->size());
-        const bool split_named = split_file_info(path.filename().string()).has_value();
-
         model m;
-        m.parts_.reserve(n_named);
-        auto first = open_part((*paths)[0], options, 0, n_named);
+        // The entry first, alone: until its split.count is read nothing says it belongs to a set.
+        auto first = open_part(path, options, 0, 1);
         if (!first) return unexpected(std::move(first).error());
         m.parts_.push_back(std::move(*first));
 
-        auto count = split_key(m.parts_[0], "split.count", 1, 0, n_named);
+        auto count = split_key(m.parts_[0], "split.count", 1, 0, 1);
         if (!count) return unexpected(std::move(count).error());
-        if (*count != n_named) {
-            error e = split_error(errc::split_count_mismatch, m.parts_[0], 0, n_named, n_named, *count);
-            e.detail = split_named ? "(from the file name)"
-                                   : "(the file name is not of the form <name>-00001-of-0000N.gguf)";
+        if (*count <= 1) {  // a single model, whatever its name says
+            m.tensors_.reserve(m.parts_[0].view.tensors().size());
+            for (const tensor_info& t : m.parts_[0].view.tensors()) m.tensors_.push_back({&t, 0});
+            return m;
+        }
+
+        // split.count > 1: the entry must be part 1, and named so that the other parts can be found.
+        const std::uint64_t n = *count;
+        const auto n32 = static_cast<std::uint32_t>(std::min<std::uint64_t>(n, std::numeric_limits<std::uint32_t>::max()));
+        const model_part& entry = m.parts_[0];
+        const auto info = split_file_info(path.filename().string());
+        {
+            auto no = required_split_key(entry, "split.no", 0, n32);
+            if (!no) return unexpected(std::move(no).error());
+            if (*no != 0) {
+                const kv* no_kv = entry.view.find("split.no");
+                if (*no >= n) {
+                    return unexpected(key_error("split.no",
+                                                "is " + std::to_string(*no) + ", not below split.count=" + std::to_string(n),
+                                                entry, 0, n32, no_kv->offset));
+                }
+                error e = split_error(errc::split_not_first, entry, static_cast<std::uint32_t>(*no), n32, 0, *no);
+                e.offset = no_kv->offset;
+                if (info && n <= max_named_parts)
+                    e.detail = (path.parent_path() / split_file_name(info->prefix, 0, n32)).string();
+                return unexpected(std::move(e));
+            }
+        }
+        if (!info || info->index != 0 || n > max_named_parts) {
+            error e = split_error(errc::split_bad_name, entry, 0, n32, n, 0);
+            if (n <= max_named_parts) e.detail = split_file_name(info ? info->prefix : "<name>", 0, n32);
             return unexpected(std::move(e));
         }
-        for (std::uint32_t i = 0; i < n_named; ++i) {
-            if (i > 0) {
-                auto part = open_part((*paths)[i], options, i, n_named);
-                if (!part) return unexpected(std::move(part).error());
-                m.parts_.push_back(std::move(*part));
-                auto c = split_key(m.parts_[i], "split.count", 1, i, n_named);
-                if (!c) return unexpected(std::move(c).error());
-                if (*c != n_named) {
-                    error e = split_error(errc::split_count_mismatch, m.parts_[i], i, n_named, n_named, *c);
-                    e.detail = "(from part 1)";
-                    return unexpected(std::move(e));
-                }
+        if (info->count != n) {
+            error e = split_error(errc::split_count_mismatch, entry, 0, n32, info->count, n);
+            e.offset = entry.view.find("split.count")->offset;
+            e.detail = "(from the file name)";
+            return unexpected(std::move(e));
+        }
+
+        m.parts_.reserve(n32);
+        const std::filesystem::path dir = path.parent_path();
+        for (std::uint32_t i = 1; i < n32; ++i) {
+            auto part = open_part(dir / split_file_name(info->prefix, i, n32), options, i, n32);
+            if (!part) return unexpected(std::move(part).error());
+            m.parts_.push_back(std::move(*part));
+            const model_part& p = m.parts_[i];
+            auto c = required_split_key(p, "split.count", i, n32);
+            if (!c) return unexpected(std::move(c).error());
+            if (*c != n) {
+                error e = split_error(errc::split_count_mismatch, p, i, n32, n, *c);
+                e.offset = p.view.find("split.count")->offset;
+                e.detail = "(from part 1)";
+                return unexpected(std::move(e));
             }
-            auto no = split_key(m.parts_[i], "split.no", 0, i, n_named);
+            auto no = required_split_key(p, "split.no", i, n32);
             if (!no) return unexpected(std::move(no).error());
-            if (*no != i) return unexpected(split_error(errc::split_no_mismatch, m.parts_[i], i, n_named, i, *no));
+            if (*no != i) {
+                error e = split_error(errc::split_no_mismatch, p, i, n32, i, *no);
+                e.offset = p.view.find("split.no")->offset;
+                return unexpected(std::move(e));
+            }
+            if (auto e = architecture_differs(m.parts_[0], p, i, n32)) return unexpected(std::move(*e));
         }
 
         std::size_t total = 0;
         for (const model_part& p : m.parts_) total += p.view.tensors().size();
-        if (n_named > 1) {
-            const kv* tc = m.parts_[0].view.find("split.tensors.count");
-            if (tc == nullptr) {
-                error e = split_error(errc::split_bad_key, m.parts_[0], 0, n_named, 0, 0);
-                e.subject = "split.tensors.count";
-                e.detail = "is missing from part 1";
-                return unexpected(std::move(e));
-            }
-            auto want = split_key(m.parts_[0], "split.tensors.count", 0, 0, n_named);
-            if (!want) return unexpected(std::move(want).error());
-            if (*want != total) {
-                error e = split_error(errc::split_tensor_count_mismatch, m.parts_[0], 0, n_named, *want, total);
-                e.offset = tc->offset;
-                e.subject.clear();
-                return unexpected(std::move(e));
-            }
+        auto want = required_split_key(m.parts_[0], "split.tensors.count", 0, n32);
+        if (!want) return unexpected(std::move(want).error());
+        if (*want != total) {
+            error e = split_error(errc::split_tensor_count_mismatch, m.parts_[0], 0, n32, *want, total);
+            e.offset = m.parts_[0].view.find("split.tensors.count")->offset;
+            return unexpected(std::move(e));
         }
 
         m.tensors_.reserve(total);
-        if (m.parts_.size() == 1) {  // one file: its own index already maps names, no merged one needed
-            for (const tensor_info& t : m.parts_[0].view.tensors()) m.tensors_.push_back({&t, 0});
-            return m;
-        }
         m.tensor_index_.reset(total);
         auto name_of = [&m](std::uint32_t k) { return m.tensors_[k].info->name; };
         for (std::uint32_t p = 0; p < m.parts_.size(); ++p) {
@@ -137,7 +224,7 @@ result<model> model::open(const std::filesystem::path& path, const open_options&
                 const auto id = static_cast<std::uint32_t>(m.tensors_.size());
                 const std::int64_t prev = m.tensor_index_.insert(t.name, id, name_of);
                 if (prev >= 0) {
-                    error e = split_error(errc::split_duplicate_tensor, m.parts_[p], p, n_named,
+                    error e = split_error(errc::split_duplicate_tensor, m.parts_[p], p, n32,
                                           m.tensors_[static_cast<std::size_t>(prev)].part + 1, p + 1);
                     e.subject = std::string(t.name);
                     e.offset = t.info_offset;

@@ -43,7 +43,6 @@ result<std::vector<std::filesystem::path>> resolve_splits(const std::filesystem:
         e.code = errc::split_not_first;
         e.where = section::split;
         e.file = entry.string();
-        e.subject = entry.string();
         e.expected = 0;
         e.found = info->index;
         e.part = info->index + 1;

@@ -11,7 +11,7 @@ fs::path real_dir() { return fs::path(MINFER_SHARED_DIR) / "fixtures" / "real"; 
 
 TEST(CliReal, Stories260K) {
     const fs::path p = real_dir() / "cozy-genworker__stories260K__a945bfc.gguf";
-    if (!fs::exists(p)) GTEST_SKIP() << "no " << p;
+    if (!fs::exists(p)) GTEST_SKIP() << "SKIPPED: real GGUF fixtures not found at " << p.string() << " (the ../shared checkout beside this repository; configure with -DMINFER_SHARED_DIR=...)";
     const auto r = run({"info", p.string()});
     ASSERT_EQ(r.rc, 0) << r.err;
     const auto lines = lines_of(r.out);
@@ -25,7 +25,7 @@ TEST(CliReal, Stories260K) {
 
 TEST(CliReal, RejectedFile) {
     const fs::path p = real_dir() / "ollama__test__f68a3c4.gguf";
-    if (!fs::exists(p)) GTEST_SKIP() << "no " << p;
+    if (!fs::exists(p)) GTEST_SKIP() << "SKIPPED: real GGUF fixtures not found at " << p.string() << " (the ../shared checkout beside this repository; configure with -DMINFER_SHARED_DIR=...)";
     const auto r = run({"info", p.string()});
     EXPECT_EQ(r.rc, 1);
     EXPECT_EQ(r.err.rfind("Error: failed to parse GGUF: ", 0), 0u) << r.err;
@@ -33,7 +33,7 @@ TEST(CliReal, RejectedFile) {
 
 TEST(CliReal, EveryVerdictMatchesReference) {
     const fs::path ref = real_dir() / "REFERENCE.txt";
-    if (!fs::exists(ref)) GTEST_SKIP() << "no " << ref;
+    if (!fs::exists(ref)) GTEST_SKIP() << "SKIPPED: real GGUF fixtures not found at " << ref.string() << " (the ../shared checkout beside this repository; configure with -DMINFER_SHARED_DIR=...)";
     int checked = 0;
     for (const std::string& line : lines_of(slurp(ref))) {
         if (line.empty() || line[0] == '#' || line[0] == ' ') continue;

@@ -48,6 +48,15 @@ void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
     minfer::test::alloc_probe_record(n);
     return std::malloc(n == 0 ? 1 : n);
 }
+// These operator new replacements allocate with malloc, so free is the matching release; GCC 12 at
+// -O2/-O3 inlines a `new` from the standard library into a caller and then flags the free here.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+#endif
 void operator delete(void* p) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif

@@ -56,7 +56,8 @@ protected:
     void SetUp() override {
         dir = real_dir();
         if (!fs::is_directory(dir) || !fs::exists(dir / "REFERENCE.txt"))
-            GTEST_SKIP() << "no real fixtures at " << dir;
+            GTEST_SKIP() << "SKIPPED: real GGUF fixtures not found at " << dir.string()
+                         << " (the ../shared checkout beside this repository, or $MINFER_SHARED_DIR)";
         rows = load_reference(dir / "REFERENCE.txt");
         ASSERT_FALSE(rows.empty());
     }

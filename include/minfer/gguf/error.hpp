@@ -120,10 +120,13 @@ enum class errc : std::uint8_t {
     // accessor misuse (added with the converting getters)
     value_out_of_range,  ///< a number does not fit the type asked for (kv::as, copy_to); found = the value's
                          ///< bits (or, for copy_to, the item's index in `item`), expected = the type's maximum
+    // multi-part (added later)
+    split_arch_mismatch,  ///< a later part's general.architecture differs from part 1's; subject = the key
+    split_bad_name,       ///< split.count > 1 but the entry is not named <prefix>-00001-of-<N>.gguf; expected = N
 };
 
 /// The last code of the list (update it when appending a code; tests walk 1..last_code).
-inline constexpr errc last_code = errc::value_out_of_range;
+inline constexpr errc last_code = errc::split_bad_name;
 
 /// The region of a GGUF file an error belongs to.
 enum class section : std::uint8_t { file, header, metadata, tensor_info, data, split, access };

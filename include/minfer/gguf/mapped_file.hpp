@@ -20,8 +20,9 @@ enum class load_mode : std::uint8_t {
 
 class mapped_file {
 public:
-    /// Open `path` read-only. @returns io_error (sys_errno set; a directory gives EISDIR) or
-    /// out_of_memory.
+    /// Open `path` read-only. @returns io_error (sys_errno set; a directory gives EISDIR; a FIFO,
+    /// device or socket gives sys_errno 0 and a detail "it is a FIFO (named pipe), not a regular
+    /// file") or out_of_memory.
     static result<mapped_file> open(const std::filesystem::path& path, load_mode mode = load_mode::map) noexcept;
 
     mapped_file() noexcept = default;

@@ -27,6 +27,11 @@ struct model_part {
     std::filesystem::path path;
     mapped_file file;
     file_view view;
+
+    /// Bytes after the padded end of the data section (for a file without tensors: after the
+    /// tensor table); 0 when the file ends at that point or inside the last tensor's padding.
+    /// Information, not an error: llama.cpp loads such files too.
+    std::uint64_t trailing_bytes() const noexcept;
 };
 
 /// A tensor of the merged index: its info and the part (0-based) whose file holds it.
@@ -37,9 +42,15 @@ struct tensor_ref {
 
 class model {
 public:
-    /// Open a model: a single .gguf file, or part 1 of a split set (all parts are opened, mapped and
-    /// verified). @returns the first error found, with file (and part for splits) set: io_error,
-    /// split_* codes, or any parse error of file_view::parse.
+    /// Open a model. The file decides, not its name (as in llama.cpp's loader): a file whose
+    /// split.count is absent, 0 or 1 is a single model whatever it is called; a file with
+    /// split.count N > 1 must have split.no 0 (else split_not_first) and be named
+    /// <prefix>-00001-of-<N>.gguf (else split_bad_name / split_count_mismatch); parts 2..N are then
+    /// found beside it by that name, opened, mapped, verified and checked (split.count, split.no,
+    /// general.architecture, split.tensors.count, no tensor in two parts).
+    /// @returns the first error found, with file (the part's own path) and, once the set is known,
+    /// part set: io_error, split_* codes, or any parse error of file_view::parse. Only a part that
+    /// does not exist (ENOENT) is split_part_missing; any other failure to read it is io_error.
     static result<model> open(const std::filesystem::path& path, const open_options& options = {}) noexcept;
 
     model() noexcept = default;
