@@ -80,6 +80,44 @@ TEST_F(Reference, TypeTableMatchesGgml) {
     }
 }
 
+// The binding's own facts (tests/support/llama_ref): what it learns lazily and what it reads
+// through the struct layouts it declares agree with ggml's type functions and with the files.
+TEST_F(Reference, BindingAgreesWithGgml) {
+    const llama_lib* lib = llama_lib::get();
+    const std::uint32_t known = known_type_count(dir);
+    ASSERT_GE(lib->type_count(), known) << "GGML_TYPE_COUNT learned from the reader's log";
+    EXPECT_TRUE(lib->has(part::type_count));
+    for (std::uint32_t id = 0; id < lib->type_count(); ++id)
+        EXPECT_EQ(lib->knows_type(id), api().ggml_blck_size(static_cast<int>(id)) > 0) << id;
+    EXPECT_FALSE(lib->knows_type(lib->type_count()));
+    EXPECT_EQ(lib->missing(part::gguf_read | part::ggml_types), "");
+    if (lib->has(part::type_traits)) {
+        ASSERT_NE(lib->type_traits(2), nullptr) << "struct ggml_type_traits does not have the declared layout";
+        EXPECT_EQ(lib->type_traits(lib->type_count()), nullptr);
+        for (std::uint32_t id = 0; id < lib->type_count(); ++id) {
+            const minfer::llama_ref::ggml_type_traits* t = lib->type_traits(id);
+            ASSERT_NE(t, nullptr) << id;
+            const int i = static_cast<int>(id);
+            EXPECT_EQ(t->blck_size, api().ggml_blck_size(i)) << id;
+            EXPECT_EQ(t->type_size, api().ggml_type_size(i)) << id;
+            EXPECT_STREQ(t->type_name, api().ggml_type_name(i)) << id;
+        }
+    } else {
+        RecordProperty("ggml_get_type_traits", "absent");
+    }
+    if (lib->has(part::quantize_chunk | part::quant_ref)) {
+        // Two rows of 64 into q8_0 (type 8): ggml_quantize_chunk gives the reference quantizer's bytes.
+        std::vector<float> x(128);
+        for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i % 17) * 0.37f - 3.0f;
+        std::vector<unsigned char> chunk(2 * 2 * 34, 0xa5), rows(chunk.size(), 0x5a);
+        EXPECT_EQ(api().ggml_quantize_chunk(8, x.data(), chunk.data(), 0, 2, 64, nullptr), chunk.size());
+        api().quantize_row_q8_0_ref(x.data(), rows.data(), 128);
+        EXPECT_EQ(chunk, rows);
+    } else {
+        RecordProperty("ggml_quantize_chunk", "absent");
+    }
+}
+
 TEST_F(Reference, LlamaCppReadsWhatTheWriterWritesTheSameWay) {
     const std::uint32_t known = known_type_count(dir);
     for (std::uint32_t align : {1u, 32u, 64u}) {
