@@ -68,7 +68,14 @@ public:
     bool available() const noexcept { return lib_ != nullptr; }
     /// Why the library is unavailable (empty when available()).
     const std::string& why_unavailable() const noexcept { return why_; }
-    const std::string& path() const noexcept { return lib_ != nullptr ? lib_->path() : why_; }
+    const std::string& path() const noexcept { return lib_ != nullptr ? lib_->path() : why_; }  // why_ is "" then
+    /// What llama.cpp logged since the last call, after ": " ("" when nothing): its account of a refusal.
+    /// The binding collects the log instead of letting it reach stderr.
+    std::string log() const {
+        std::string l = lib_ != nullptr ? lib_->take_log() : std::string();
+        while (!l.empty() && (l.back() == '\n' || l.back() == ' ')) l.pop_back();
+        return l.empty() ? l : ": " + l;
+    }
 
     /// gguf_init_from_file(path, {no_alloc = true, ctx = nullptr}) or nullptr; release it with close().
     gguf_context* open(const char* path) const noexcept {
@@ -201,7 +208,7 @@ void bm_llama_open(benchmark::State& state, const fixture* f) {
         for (const std::string& p : parts) {
             gguf_context* ctx = llama.open(p.c_str());
             if (ctx == nullptr) {
-                state.SkipWithError(("gguf_init_from_file failed on " + p).c_str());
+                state.SkipWithError(("gguf_init_from_file failed on " + p + llama.log()).c_str());
                 break;
             }
             benchmark::DoNotOptimize(ctx);
@@ -478,7 +485,7 @@ int rss_child(std::string_view mode, const char* path) {
     for (gguf_context* c : ctxs) llama->close(c);
     m.reset();
     if (!ok) {
-        std::fprintf(stderr, "%s: open failed\n", std::string(mode).c_str());
+        std::fprintf(stderr, "%s: open failed%s\n", std::string(mode).c_str(), llama != nullptr ? llama->log().c_str() : "");
         return 1;
     }
     auto get = [](const std::map<std::string, long>& s, const char* k) {
@@ -601,7 +608,7 @@ bool verify(const fixture& f) {
             const auto c = llama.open_close(f.parts[i].c_str());
             llama_once_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
             if (!c.ok) {
-                llama_note = "llama.cpp FAILED to open " + f.parts[i].string();
+                llama_note = "llama.cpp FAILED to open " + f.parts[i].string() + llama.log();
                 good = false;
                 break;
             }
