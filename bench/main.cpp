@@ -36,7 +36,7 @@
 #include "fixtures.hpp"
 #include "hostile.hpp"
 #include "floor.hpp"
-#include "llama_ref.hpp"
+#include "llama_ref/llama_ref.hpp"
 #include "minfer/gguf/model.hpp"
 #include "minfer/gguf/split.hpp"
 
@@ -46,8 +46,61 @@ namespace {
 
 namespace fs = std::filesystem;
 using minfer::bench::fixture;
-using minfer::bench::llama_gguf;
 using minfer::gguf::model;
+using minfer::llama_ref::gguf_context;
+
+// llama.cpp's GGUF reader (gguf_init_from_file, gguf_get_n_kv/_n_tensors, gguf_free) through the
+// binding the tests use (tests/support/llama_ref): dlopen'ed at run time from $MINFER_LLAMA_LIB, so
+// the benchmark builds and runs without it.
+struct llama_counts {
+    bool ok = false;
+    std::int64_t n_kv = 0;
+    std::int64_t n_tensors = 0;
+};
+
+class llama_gguf {
+public:
+    /// The process-wide instance; loads the library on first use.
+    static const llama_gguf& get() {
+        static const llama_gguf instance;
+        return instance;
+    }
+    bool available() const noexcept { return lib_ != nullptr; }
+    /// Why the library is unavailable (empty when available()).
+    const std::string& why_unavailable() const noexcept { return why_; }
+    const std::string& path() const noexcept { return lib_ != nullptr ? lib_->path() : why_; }  // why_ is "" then
+    /// What llama.cpp logged since the last call, after ": " ("" when nothing): its account of a refusal.
+    /// The binding collects the log instead of letting it reach stderr.
+    std::string log() const {
+        std::string l = lib_ != nullptr ? lib_->take_log() : std::string();
+        while (!l.empty() && (l.back() == '\n' || l.back() == ' ')) l.pop_back();
+        return l.empty() ? l : ": " + l;
+    }
+
+    /// gguf_init_from_file(path, {no_alloc = true, ctx = nullptr}) or nullptr; release it with close().
+    gguf_context* open(const char* path) const noexcept {
+        return lib_ != nullptr ? lib_->api().gguf_init_from_file(path, {true, nullptr}) : nullptr;
+    }
+    llama_counts counts(const gguf_context* ctx) const noexcept {
+        if (ctx == nullptr) return {};
+        return {true, lib_->api().gguf_get_n_kv(ctx), lib_->api().gguf_get_n_tensors(ctx)};
+    }
+    void close(gguf_context* ctx) const noexcept {
+        if (ctx != nullptr) lib_->api().gguf_free(ctx);
+    }
+    /// open, counts, close.
+    llama_counts open_close(const char* path) const noexcept {
+        gguf_context* ctx = open(path);
+        const llama_counts c = counts(ctx);
+        close(ctx);
+        return c;
+    }
+
+private:
+    llama_gguf() : lib_(minfer::llama_ref::llama_lib::require(minfer::llama_ref::part::gguf_read, why_)) {}
+    std::string why_;  // declared before lib_: require() writes it
+    const minfer::llama_ref::llama_lib* lib_;
+};
 
 // ---- small helpers --------------------------------------------------------------------------
 
@@ -144,7 +197,7 @@ void bm_minfer_open(benchmark::State& state, const fixture* f) {
 void bm_llama_open(benchmark::State& state, const fixture* f) {
     const llama_gguf& llama = llama_gguf::get();
     if (!llama.available()) {
-        state.SkipWithError(("llama.cpp reference unavailable: " + llama.why_unavailable()).c_str());
+        state.SkipWithError(llama.why_unavailable().c_str());
         return;
     }
     std::vector<std::string> parts;
@@ -153,9 +206,9 @@ void bm_llama_open(benchmark::State& state, const fixture* f) {
     for (auto _ : state) {
         // llama_model_loader opens every part of a split set with gguf_init_from_file.
         for (const std::string& p : parts) {
-            void* ctx = llama.open(p.c_str());
+            gguf_context* ctx = llama.open(p.c_str());
             if (ctx == nullptr) {
-                state.SkipWithError(("gguf_init_from_file failed on " + p).c_str());
+                state.SkipWithError(("gguf_init_from_file failed on " + p + llama.log()).c_str());
                 break;
             }
             benchmark::DoNotOptimize(ctx);
@@ -406,7 +459,7 @@ int rss_child(std::string_view mode, const char* path) {
     const auto t0 = std::chrono::steady_clock::now();
     std::optional<model> m;
     std::vector<std::pair<void*, std::size_t>> maps;
-    std::vector<void*> ctxs;
+    std::vector<gguf_context*> ctxs;
     bool ok = true;
     if (mode == "--rss-open") {
         m = open_model(path);
@@ -420,7 +473,7 @@ int rss_child(std::string_view mode, const char* path) {
         }
     } else if (mode == "--rss-llama") {
         for (const fs::path& p : parts_of(path)) {
-            void* ctx = llama->open(p.c_str());
+            gguf_context* ctx = llama->open(p.c_str());
             ok = ok && ctx != nullptr;
             ctxs.push_back(ctx);
         }
@@ -429,10 +482,10 @@ int rss_child(std::string_view mode, const char* path) {
     const rusage_snapshot u1 = usage();
     const auto st1 = proc_status();
     for (auto& [map, size] : maps) minfer::bench::release_mapping(map, size);
-    for (void* c : ctxs) llama->close(c);
+    for (gguf_context* c : ctxs) llama->close(c);
     m.reset();
     if (!ok) {
-        std::fprintf(stderr, "%s: open failed\n", std::string(mode).c_str());
+        std::fprintf(stderr, "%s: open failed%s\n", std::string(mode).c_str(), llama != nullptr ? llama->log().c_str() : "");
         return 1;
     }
     auto get = [](const std::map<std::string, long>& s, const char* k) {
@@ -555,7 +608,7 @@ bool verify(const fixture& f) {
             const auto c = llama.open_close(f.parts[i].c_str());
             llama_once_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
             if (!c.ok) {
-                llama_note = "llama.cpp FAILED to open " + f.parts[i].string();
+                llama_note = "llama.cpp FAILED to open " + f.parts[i].string() + llama.log();
                 good = false;
                 break;
             }

@@ -1,9 +1,9 @@
 // Differential tests against llama.cpp's own reference code: our f16/bf16 converters and Q4_0/Q8_0
-// quantizers must give exactly ggml's bits. The library is dlopen'ed from $MINFER_LLAMA_LIB (the
-// path of libggml-base.so, see scripts/llama-ref.sh); without it every test skips.
+// quantizers must give exactly ggml's bits. The library is dlopen'ed by the shared binding
+// (tests/support/llama_ref) from $MINFER_LLAMA_LIB (the path of libggml-base.so, see
+// scripts/llama-ref.sh); without it every test skips.
 #include <gtest/gtest.h>
 
-#include <dlfcn.h>
 #include <unistd.h>
 
 #include <bit>
@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "llama_ref/llama_ref.hpp"
 #include "minfer/gguf/file_view.hpp"
 #include "minfer/gguf/mapped_file.hpp"
 #include "quant.hpp"
@@ -26,111 +27,14 @@ namespace ms = minfer::sample;
 
 namespace {
 
-struct ggml_bf16 {  // ggml_bf16_t: a struct of one uint16_t, passed and returned by value
-    std::uint16_t bits;
-};
+using minfer::llama_ref::ggml_bf16;
+namespace part = minfer::llama_ref::part;
 
-using quantize_fn = void (*)(const float*, void*, std::int64_t);
-using dequantize_fn = void (*)(const void*, float*, std::int64_t);
-using to_f16_fn = std::uint16_t (*)(float);
-using from_f16_fn = float (*)(std::uint16_t);
-using to_bf16_fn = ggml_bf16 (*)(float);
-using from_bf16_fn = float (*)(ggml_bf16);
-
-// ggml's GGUF reader (gguf.h), to check that ggml parses the sample files as we wrote them.
-struct gguf_init_params {
-    bool no_alloc;
-    void** ctx;  // struct ggml_context **
-};
-struct gguf_api {
-    void* (*init_from_file)(const char*, gguf_init_params) = nullptr;
-    void (*free)(void*) = nullptr;
-    std::int64_t (*n_kv)(const void*) = nullptr;
-    const char* (*key)(const void*, std::int64_t) = nullptr;
-    int (*kv_type)(const void*, std::int64_t) = nullptr;
-    std::int64_t (*n_tensors)(const void*) = nullptr;
-    const char* (*tensor_name)(const void*, std::int64_t) = nullptr;
-    int (*tensor_type)(const void*, std::int64_t) = nullptr;
-    std::size_t (*tensor_offset)(const void*, std::int64_t) = nullptr;
-    std::size_t (*data_offset)(const void*) = nullptr;
-};
-
-struct ggml_ref {
-    void* handle = nullptr;
-    std::string why;  // why it is unavailable
-    quantize_fn quantize_q4_0 = nullptr;
-    quantize_fn quantize_q8_0 = nullptr;
-    dequantize_fn dequantize_q4_0 = nullptr;
-    dequantize_fn dequantize_q8_0 = nullptr;
-    to_f16_fn fp32_to_fp16 = nullptr;
-    from_f16_fn fp16_to_fp32 = nullptr;
-    to_bf16_fn fp32_to_bf16 = nullptr;    // optional
-    from_bf16_fn bf16_to_fp32 = nullptr;  // optional
-    gguf_api gguf;                        // optional (all or nothing)
-    bool has_gguf = false;
-
-    template <class F>
-    bool resolve(F& f, const char* name, bool required) {
-        void* p = dlsym(handle, name);
-        if (p == nullptr) {
-            if (required) why = std::string("symbol ") + name + " not found";
-            return !required;
-        }
-        static_assert(sizeof f == sizeof p);
-        std::memcpy(&f, &p, sizeof f);  // object pointer -> function pointer, as POSIX guarantees
-        return true;
-    }
-
-    static const ggml_ref& get() {
-        static const ggml_ref r = load();
-        return r;
-    }
-
-private:
-    static ggml_ref load() {
-        ggml_ref r;
-        const char* path = std::getenv("MINFER_LLAMA_LIB");
-        if (path == nullptr || *path == '\0') {
-            r.why = "MINFER_LLAMA_LIB is not set";
-            return r;
-        }
-        r.handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-        if (r.handle == nullptr) {
-            const char* e = dlerror();
-            r.why = std::string("dlopen failed: ") + (e != nullptr ? e : path);
-            return r;
-        }
-        const bool ok = r.resolve(r.quantize_q4_0, "quantize_row_q4_0_ref", true) &&
-                        r.resolve(r.quantize_q8_0, "quantize_row_q8_0_ref", true) &&
-                        r.resolve(r.dequantize_q4_0, "dequantize_row_q4_0", true) &&
-                        r.resolve(r.dequantize_q8_0, "dequantize_row_q8_0", true) &&
-                        r.resolve(r.fp32_to_fp16, "ggml_fp32_to_fp16", true) &&
-                        r.resolve(r.fp16_to_fp32, "ggml_fp16_to_fp32", true) &&
-                        r.resolve(r.fp32_to_bf16, "ggml_fp32_to_bf16", false) &&
-                        r.resolve(r.bf16_to_fp32, "ggml_bf16_to_fp32", false);
-        gguf_api& g = r.gguf;
-        r.has_gguf = r.resolve(g.init_from_file, "gguf_init_from_file", false) && g.init_from_file &&
-                     r.resolve(g.free, "gguf_free", false) && g.free && r.resolve(g.n_kv, "gguf_get_n_kv", false) &&
-                     g.n_kv && r.resolve(g.key, "gguf_get_key", false) && g.key &&
-                     r.resolve(g.kv_type, "gguf_get_kv_type", false) && g.kv_type &&
-                     r.resolve(g.n_tensors, "gguf_get_n_tensors", false) && g.n_tensors &&
-                     r.resolve(g.tensor_name, "gguf_get_tensor_name", false) && g.tensor_name &&
-                     r.resolve(g.tensor_type, "gguf_get_tensor_type", false) && g.tensor_type &&
-                     r.resolve(g.tensor_offset, "gguf_get_tensor_offset", false) && g.tensor_offset &&
-                     r.resolve(g.data_offset, "gguf_get_data_offset", false) && g.data_offset;
-        if (!ok) {
-            dlclose(r.handle);
-            r.handle = nullptr;
-        }
-        return r;
-    }
-};
-
-#define REQUIRE_GGML()                                                                                  \
-    const ggml_ref& ggml = ggml_ref::get();                                                              \
-    if (ggml.handle == nullptr)                                                                          \
-    GTEST_SKIP() << "MINFER_LLAMA_LIB not set / cannot dlopen: llama.cpp reference skipped (" << ggml.why \
-                 << ")"
+// Skip unless the library has ggml's f16 converters and its reference Q4_0/Q8_0 code; then `ggml` is
+// its C API and `lib` the library (bf16 and the gguf reader are optional: lib->has()).
+#define REQUIRE_GGML()                                                    \
+    MINFER_REQUIRE_LLAMA_PARTS(lib, part::f16 | part::quant_ref);        \
+    const minfer::llama_ref::llama_api& ggml = lib->api()
 
 std::uint32_t bits(float f) { return std::bit_cast<std::uint32_t>(f); }
 float from_bits(std::uint32_t u) { return std::bit_cast<float>(u); }
@@ -221,14 +125,14 @@ TEST(LlamaReference, F16ToF32AllPatterns) {
     REQUIRE_GGML();
     for (std::uint32_t h = 0; h < 0x10000; ++h) {
         const auto h16 = static_cast<std::uint16_t>(h);
-        ASSERT_EQ(bits(ms::f16_to_f32(h16)), bits(ggml.fp16_to_fp32(h16))) << std::hex << h;
+        ASSERT_EQ(bits(ms::f16_to_f32(h16)), bits(ggml.ggml_fp16_to_fp32(h16))) << std::hex << h;
     }
 }
 
 TEST(LlamaReference, F32ToF16Sweep) {
     REQUIRE_GGML();
     auto check = [&](float f) {
-        ASSERT_EQ(ms::f32_to_f16(f), ggml.fp32_to_fp16(f)) << std::hex << bits(f) << " (" << f << ")";
+        ASSERT_EQ(ms::f32_to_f16(f), ggml.ggml_fp32_to_fp16(f)) << std::hex << bits(f) << " (" << f << ")";
     };
     // Every f16 value, every midpoint between neighbours, and the f32 values either side of both.
     for (std::uint32_t h = 0; h < 0x10000; ++h) {
@@ -254,13 +158,13 @@ TEST(LlamaReference, F32ToF16Sweep) {
 
 TEST(LlamaReference, BF16) {
     REQUIRE_GGML();
-    if (ggml.fp32_to_bf16 == nullptr || ggml.bf16_to_fp32 == nullptr) GTEST_SKIP() << "no bf16 symbols";
+    if (!lib->has(part::bf16)) GTEST_SKIP() << lib->path() << " lacks " << lib->missing(part::bf16);
     for (std::uint32_t h = 0; h < 0x10000; ++h) {
         const auto h16 = static_cast<std::uint16_t>(h);
-        ASSERT_EQ(bits(ms::bf16_to_f32(h16)), bits(ggml.bf16_to_fp32(ggml_bf16{h16}))) << std::hex << h;
+        ASSERT_EQ(bits(ms::bf16_to_f32(h16)), bits(ggml.ggml_bf16_to_fp32(ggml_bf16{h16}))) << std::hex << h;
         for (std::uint32_t low : {0x0000u, 0x7fffu, 0x8000u, 0x8001u, 0xffffu}) {
             const float f = from_bits((h << 16) | low);
-            ASSERT_EQ(ms::f32_to_bf16(f), ggml.fp32_to_bf16(f).bits) << std::hex << bits(f);
+            ASSERT_EQ(ms::f32_to_bf16(f), ggml.ggml_fp32_to_bf16(f).bits) << std::hex << bits(f);
         }
     }
 }
@@ -274,11 +178,11 @@ TEST(LlamaReference, Q4_0BytesAndValues) {
         const auto n = static_cast<std::int64_t>(x.size());
         std::vector<std::byte> ours(ms::q4_0_bytes(x.size())), theirs(ours.size(), std::byte{0xa5});
         ASSERT_TRUE(ms::quantize_q4_0(x, ours));
-        ggml.quantize_q4_0(x.data(), theirs.data(), n);
+        ggml.quantize_row_q4_0_ref(x.data(), theirs.data(), n);
         ASSERT_EQ(ours, theirs) << "row " << r << " (n = " << n << ", x[0] = " << x[0] << ")";
         std::vector<float> ours_back(x.size()), theirs_back(x.size());
         ASSERT_TRUE(ms::dequantize_q4_0(ours, ours_back));
-        ggml.dequantize_q4_0(theirs.data(), theirs_back.data(), n);
+        ggml.dequantize_row_q4_0(theirs.data(), theirs_back.data(), n);
         ASSERT_NO_FATAL_FAILURE(expect_same_floats(ours_back, theirs_back, "q4_0 dequantize", r));
         blocks += x.size() / 32;
     }
@@ -293,11 +197,11 @@ TEST(LlamaReference, Q8_0BytesAndValues) {
         const auto n = static_cast<std::int64_t>(x.size());
         std::vector<std::byte> ours(ms::q8_0_bytes(x.size())), theirs(ours.size(), std::byte{0xa5});
         ASSERT_TRUE(ms::quantize_q8_0(x, ours));
-        ggml.quantize_q8_0(x.data(), theirs.data(), n);
+        ggml.quantize_row_q8_0_ref(x.data(), theirs.data(), n);
         ASSERT_EQ(ours, theirs) << "row " << r << " (n = " << n << ", x[0] = " << x[0] << ")";
         std::vector<float> ours_back(x.size()), theirs_back(x.size());
         ASSERT_TRUE(ms::dequantize_q8_0(ours, ours_back));
-        ggml.dequantize_q8_0(theirs.data(), theirs_back.data(), n);
+        ggml.dequantize_row_q8_0(theirs.data(), theirs_back.data(), n);
         ASSERT_NO_FATAL_FAILURE(expect_same_floats(ours_back, theirs_back, "q8_0 dequantize", r));
     }
 }
@@ -312,10 +216,10 @@ TEST(LlamaReference, DequantizeArbitraryBlocks) {
         for (std::byte& b : q8) b = static_cast<std::byte>(gen() & 0xffu);
         std::vector<float> ours(256), theirs(256);
         ASSERT_TRUE(ms::dequantize_q4_0(q4, ours));
-        ggml.dequantize_q4_0(q4.data(), theirs.data(), 256);
+        ggml.dequantize_row_q4_0(q4.data(), theirs.data(), 256);
         ASSERT_NO_FATAL_FAILURE(expect_same_floats(ours, theirs, "q4_0 random block", static_cast<std::size_t>(r)));
         ASSERT_TRUE(ms::dequantize_q8_0(q8, ours));
-        ggml.dequantize_q8_0(q8.data(), theirs.data(), 256);
+        ggml.dequantize_row_q8_0(q8.data(), theirs.data(), 256);
         ASSERT_NO_FATAL_FAILURE(expect_same_floats(ours, theirs, "q8_0 random block", static_cast<std::size_t>(r)));
     }
 }
@@ -330,12 +234,12 @@ TEST(LlamaReference, SampleModelTensorsAreGgmlQuantized) {
         std::vector<std::byte> theirs(ours.size());
         const auto n = static_cast<std::int64_t>(v.size());
         if (s.type == minfer::gguf::tensor_type::q4_0) {
-            ggml.quantize_q4_0(v.data(), theirs.data(), n);
+            ggml.quantize_row_q4_0_ref(v.data(), theirs.data(), n);
         } else if (s.type == minfer::gguf::tensor_type::q8_0) {
-            ggml.quantize_q8_0(v.data(), theirs.data(), n);
+            ggml.quantize_row_q8_0_ref(v.data(), theirs.data(), n);
         } else if (s.type == minfer::gguf::tensor_type::f16) {
             for (std::size_t i = 0; i < v.size(); ++i) {
-                const std::uint16_t h = ggml.fp32_to_fp16(v[i]);
+                const std::uint16_t h = ggml.ggml_fp32_to_fp16(v[i]);
                 std::memcpy(theirs.data() + 2 * i, &h, 2);
             }
         } else {
@@ -351,7 +255,7 @@ TEST(LlamaReference, GgmlParsesTheSampleFiles) {
     // ggml's own GGUF reader sees the same keys, tensors, types and offsets as we wrote, for the
     // single file and for every part of a split set.
     REQUIRE_GGML();
-    if (!ggml.has_gguf) GTEST_SKIP() << "no gguf_* symbols in " << std::getenv("MINFER_LLAMA_LIB");
+    if (!lib->has(part::gguf_read)) GTEST_SKIP() << lib->path() << " lacks " << lib->missing(part::gguf_read);
     namespace fs = std::filesystem;
     const fs::path dir = fs::temp_directory_path() / ("minfer-sample-ref-" + std::to_string(::getpid()));
     fs::remove_all(dir);
@@ -369,26 +273,26 @@ TEST(LlamaReference, GgmlParsesTheSampleFiles) {
         ASSERT_TRUE(mapped.has_value()) << mapped.error().message();
         auto view = minfer::gguf::file_view::parse(mapped->bytes());
         ASSERT_TRUE(view.has_value()) << view.error().message();
-        void* ctx = ggml.gguf.init_from_file(f.path.c_str(), gguf_init_params{true, nullptr});
+        minfer::llama_ref::gguf_context* ctx = ggml.gguf_init_from_file(f.path.c_str(), {true, nullptr});
         ASSERT_NE(ctx, nullptr) << "gguf_init_from_file failed";
         const auto kvs = view->metadata();
-        EXPECT_EQ(ggml.gguf.n_kv(ctx), static_cast<std::int64_t>(kvs.size()));
-        for (std::size_t i = 0; i < kvs.size() && static_cast<std::int64_t>(i) < ggml.gguf.n_kv(ctx); ++i) {
+        EXPECT_EQ(ggml.gguf_get_n_kv(ctx), static_cast<std::int64_t>(kvs.size()));
+        for (std::size_t i = 0; i < kvs.size() && static_cast<std::int64_t>(i) < ggml.gguf_get_n_kv(ctx); ++i) {
             const auto id = static_cast<std::int64_t>(i);
-            EXPECT_EQ(std::string(ggml.gguf.key(ctx, id)), kvs[i].key);
-            EXPECT_EQ(ggml.gguf.kv_type(ctx, id), static_cast<int>(kvs[i].type)) << kvs[i].key;
+            EXPECT_EQ(std::string(ggml.gguf_get_key(ctx, id)), kvs[i].key);
+            EXPECT_EQ(ggml.gguf_get_kv_type(ctx, id), static_cast<int>(kvs[i].type)) << kvs[i].key;
         }
-        EXPECT_EQ(ggml.gguf.data_offset(ctx), view->data_offset());
+        EXPECT_EQ(ggml.gguf_get_data_offset(ctx), view->data_offset());
         const auto ts = view->tensors();
-        EXPECT_EQ(ggml.gguf.n_tensors(ctx), static_cast<std::int64_t>(ts.size()));
-        for (std::size_t i = 0; i < ts.size() && static_cast<std::int64_t>(i) < ggml.gguf.n_tensors(ctx); ++i) {
+        EXPECT_EQ(ggml.gguf_get_n_tensors(ctx), static_cast<std::int64_t>(ts.size()));
+        for (std::size_t i = 0; i < ts.size() && static_cast<std::int64_t>(i) < ggml.gguf_get_n_tensors(ctx); ++i) {
             const auto id = static_cast<std::int64_t>(i);
-            EXPECT_EQ(std::string(ggml.gguf.tensor_name(ctx, id)), ts[i].name);
-            EXPECT_EQ(ggml.gguf.tensor_type(ctx, id), static_cast<int>(ts[i].type)) << ts[i].name;
-            EXPECT_EQ(ggml.gguf.tensor_offset(ctx, id), ts[i].offset) << ts[i].name;
+            EXPECT_EQ(std::string(ggml.gguf_get_tensor_name(ctx, id)), ts[i].name);
+            EXPECT_EQ(ggml.gguf_get_tensor_type(ctx, id), static_cast<int>(ts[i].type)) << ts[i].name;
+            EXPECT_EQ(ggml.gguf_get_tensor_offset(ctx, id), ts[i].offset) << ts[i].name;
         }
         tensors_seen += ts.size();
-        ggml.gguf.free(ctx);
+        ggml.gguf_free(ctx);
     }
     EXPECT_EQ(tensors_seen, 2 * ms::sample_tensor_specs().size());
     std::error_code ec;

@@ -1,11 +1,11 @@
-// Cross-checks against llama.cpp's own ggml/gguf library, loaded with dlopen from $MINFER_LLAMA_LIB
-// (scripts/llama-ref.sh installs it and prints the path). Every test skips when it is not available.
+// Cross-checks against llama.cpp's own ggml/gguf library, loaded by the shared binding
+// (tests/support/llama_ref) from $MINFER_LLAMA_LIB (scripts/llama-ref.sh installs it and prints the
+// path). Every test skips when no library is named, and fails when one is named but unusable.
 // The library may predate the newest type ids: only ids it knows are compared.
 #include <gtest/gtest.h>
 
-#include <dlfcn.h>
-
 #include "gguf_bytes.hpp"
+#include "llama_ref/llama_ref.hpp"
 
 using namespace minfer::gguf;
 using namespace minfer::test;
@@ -13,87 +13,33 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct gguf_init_params {
-    bool no_alloc;
-    void** ctx;
-};
+using minfer::llama_ref::gguf_context;
+using minfer::llama_ref::llama_lib;
+namespace part = minfer::llama_ref::part;
 
-struct ggml_lib {
-    void* handle = nullptr;
-    const char* (*type_name)(int) = nullptr;
-    std::int64_t (*blck_size)(int) = nullptr;
-    std::size_t (*type_size)(int) = nullptr;
-    void* (*init_from_file)(const char*, gguf_init_params) = nullptr;
-    void (*free_ctx)(void*) = nullptr;
-    std::int64_t (*n_kv)(const void*) = nullptr;
-    std::int64_t (*n_tensors)(const void*) = nullptr;
-    std::size_t (*alignment)(const void*) = nullptr;
-    std::size_t (*data_offset)(const void*) = nullptr;
-    const char* (*key)(const void*, std::int64_t) = nullptr;
-    int (*kv_type)(const void*, std::int64_t) = nullptr;
-    int (*arr_type)(const void*, std::int64_t) = nullptr;
-    std::size_t (*arr_n)(const void*, std::int64_t) = nullptr;
-    const char* (*tensor_name)(const void*, std::int64_t) = nullptr;
-    std::size_t (*tensor_offset)(const void*, std::int64_t) = nullptr;
-    std::size_t (*tensor_size)(const void*, std::int64_t) = nullptr;
-    int (*tensor_type_of)(const void*, std::int64_t) = nullptr;
-    void (*log_set)(void (*)(int, const char*, void*), void*) = nullptr;
-};
+// What these tests use: the reader and ggml's type functions.
+constexpr unsigned needed = part::gguf_read | part::ggml_types;
 
-template <class F>
-bool bind(void* h, F& f, const char* name) {
-    f = reinterpret_cast<F>(::dlsym(h, name));
-    return f != nullptr;
-}
-
-const ggml_lib* lib() {
-    static const ggml_lib* loaded = [] () -> const ggml_lib* {
-        const char* path = std::getenv("MINFER_LLAMA_LIB");
-#ifdef MINFER_LLAMA_LIB_DEFAULT
-        if (path == nullptr || *path == '\0') path = MINFER_LLAMA_LIB_DEFAULT;
-#endif
-        if (path == nullptr || *path == '\0') return nullptr;
-        auto* l = new ggml_lib;
-        l->handle = ::dlopen(path, RTLD_NOW | RTLD_LOCAL);
-        if (l->handle == nullptr) {
-            ADD_FAILURE() << "MINFER_LLAMA_LIB=" << path << " cannot be loaded: " << ::dlerror();
-            return nullptr;
-        }
-        void* h = l->handle;
-        const bool ok = bind(h, l->type_name, "ggml_type_name") && bind(h, l->blck_size, "ggml_blck_size") &&
-                        bind(h, l->type_size, "ggml_type_size") && bind(h, l->init_from_file, "gguf_init_from_file") &&
-                        bind(h, l->free_ctx, "gguf_free") && bind(h, l->n_kv, "gguf_get_n_kv") &&
-                        bind(h, l->n_tensors, "gguf_get_n_tensors") && bind(h, l->alignment, "gguf_get_alignment") &&
-                        bind(h, l->data_offset, "gguf_get_data_offset") && bind(h, l->key, "gguf_get_key") &&
-                        bind(h, l->kv_type, "gguf_get_kv_type") && bind(h, l->arr_type, "gguf_get_arr_type") &&
-                        bind(h, l->arr_n, "gguf_get_arr_n") && bind(h, l->tensor_name, "gguf_get_tensor_name") &&
-                        bind(h, l->tensor_offset, "gguf_get_tensor_offset") &&
-                        bind(h, l->tensor_size, "gguf_get_tensor_size") &&
-                        bind(h, l->tensor_type_of, "gguf_get_tensor_type");
-        if (!ok) {
-            ADD_FAILURE() << path << " lacks a ggml/gguf symbol this test needs";
-            return nullptr;
-        }
-        if (bind(h, l->log_set, "ggml_log_set") && std::getenv("MINFER_REFERENCE_VERBOSE") == nullptr)
-            l->log_set([](int, const char*, void*) {}, nullptr);  // llama.cpp logs every refusal
-        return l;
-    }();
-    return loaded;
-}
+// The library's C API; only called once SetUp found every part of `needed`.
+const minfer::llama_ref::llama_api& api() { return llama_lib::get()->api(); }
 
 // A gguf_context of llama.cpp's metadata-only parse, freed on scope exit.
 struct ctx_guard {
-    void* ctx;
+    gguf_context* ctx;
     ~ctx_guard() {
-        if (ctx != nullptr) lib()->free_ctx(ctx);
+        if (ctx != nullptr) api().gguf_free(ctx);
     }
 };
-ctx_guard llama_open(const fs::path& p) { return {lib()->init_from_file(p.c_str(), {true, nullptr})}; }
+ctx_guard llama_open(const fs::path& p) { return {api().gguf_init_from_file(p.c_str(), {true, nullptr})}; }
 
 class Reference : public ::testing::Test {
 protected:
     void SetUp() override {
-        if (lib() == nullptr) GTEST_SKIP() << "set MINFER_LLAMA_LIB (scripts/llama-ref.sh prints it)";
+        std::string why;
+        if (llama_lib::require(needed, why) != nullptr) return;
+        // A library named (by $MINFER_LLAMA_LIB or the cache variable) but unusable is a failure here.
+        if (llama_lib::configured()) FAIL() << why;
+        GTEST_SKIP() << why;
     }
     temp_dir dir;
 };
@@ -122,15 +68,53 @@ TEST_F(Reference, TypeTableMatchesGgml) {
         const type_traits* t = traits(id);
         const int i = static_cast<int>(id);
         SCOPED_TRACE(std::to_string(id) + " " + std::string(t->name));
-        if (lib()->blck_size(i) == 0) {
-            EXPECT_TRUE(t->removed()) << "ggml calls it " << lib()->type_name(i);
+        if (api().ggml_blck_size(i) == 0) {
+            EXPECT_TRUE(t->removed()) << "ggml calls it " << api().ggml_type_name(i);
             continue;
         }
         EXPECT_FALSE(t->removed());
-        EXPECT_EQ(static_cast<std::int64_t>(t->block_elems), lib()->blck_size(i));
-        EXPECT_EQ(static_cast<std::size_t>(t->block_bytes), lib()->type_size(i));
+        EXPECT_EQ(static_cast<std::int64_t>(t->block_elems), api().ggml_blck_size(i));
+        EXPECT_EQ(static_cast<std::size_t>(t->block_bytes), api().ggml_type_size(i));
         // the same spelling as ggml, "q4_K" included
-        EXPECT_EQ(std::string(t->name), lib()->type_name(i));
+        EXPECT_EQ(std::string(t->name), api().ggml_type_name(i));
+    }
+}
+
+// The binding's own facts (tests/support/llama_ref): what it learns lazily and what it reads
+// through the struct layouts it declares agree with ggml's type functions and with the files.
+TEST_F(Reference, BindingAgreesWithGgml) {
+    const llama_lib* lib = llama_lib::get();
+    const std::uint32_t known = known_type_count(dir);
+    ASSERT_GE(lib->type_count(), known) << "GGML_TYPE_COUNT learned from the reader's log";
+    EXPECT_TRUE(lib->has(part::type_count));
+    for (std::uint32_t id = 0; id < lib->type_count(); ++id)
+        EXPECT_EQ(lib->knows_type(id), api().ggml_blck_size(static_cast<int>(id)) > 0) << id;
+    EXPECT_FALSE(lib->knows_type(lib->type_count()));
+    EXPECT_EQ(lib->missing(part::gguf_read | part::ggml_types), "");
+    if (lib->has(part::type_traits)) {
+        ASSERT_NE(lib->type_traits(2), nullptr) << "struct ggml_type_traits does not have the declared layout";
+        EXPECT_EQ(lib->type_traits(lib->type_count()), nullptr);
+        for (std::uint32_t id = 0; id < lib->type_count(); ++id) {
+            const minfer::llama_ref::ggml_type_traits* t = lib->type_traits(id);
+            ASSERT_NE(t, nullptr) << id;
+            const int i = static_cast<int>(id);
+            EXPECT_EQ(t->blck_size, api().ggml_blck_size(i)) << id;
+            EXPECT_EQ(t->type_size, api().ggml_type_size(i)) << id;
+            EXPECT_STREQ(t->type_name, api().ggml_type_name(i)) << id;
+        }
+    } else {
+        RecordProperty("ggml_get_type_traits", "absent");
+    }
+    if (lib->has(part::quantize_chunk | part::quant_ref)) {
+        // Two rows of 64 into q8_0 (type 8): ggml_quantize_chunk gives the reference quantizer's bytes.
+        std::vector<float> x(128);
+        for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i % 17) * 0.37f - 3.0f;
+        std::vector<unsigned char> chunk(2 * 2 * 34, 0xa5), rows(chunk.size(), 0x5a);
+        EXPECT_EQ(api().ggml_quantize_chunk(8, x.data(), chunk.data(), 0, 2, 64, nullptr), chunk.size());
+        api().quantize_row_q8_0_ref(x.data(), rows.data(), 128);
+        EXPECT_EQ(chunk, rows);
+    } else {
+        RecordProperty("ggml_quantize_chunk", "absent");
     }
 }
 
@@ -172,26 +156,26 @@ TEST_F(Reference, LlamaCppReadsWhatTheWriterWritesTheSameWay) {
         ctx_guard c = llama_open(p);
         ASSERT_NE(c.ctx, nullptr) << "llama.cpp refuses a file our writer made";
         const file_view& v = m->metadata();
-        EXPECT_EQ(lib()->alignment(c.ctx), v.alignment());
-        EXPECT_EQ(lib()->data_offset(c.ctx), v.data_offset());
-        ASSERT_EQ(lib()->n_kv(c.ctx), static_cast<std::int64_t>(v.metadata().size()));
-        for (std::int64_t k = 0; k < lib()->n_kv(c.ctx); ++k) {
+        EXPECT_EQ(api().gguf_get_alignment(c.ctx), v.alignment());
+        EXPECT_EQ(api().gguf_get_data_offset(c.ctx), v.data_offset());
+        ASSERT_EQ(api().gguf_get_n_kv(c.ctx), static_cast<std::int64_t>(v.metadata().size()));
+        for (std::int64_t k = 0; k < api().gguf_get_n_kv(c.ctx); ++k) {
             const kv& e = v.metadata()[static_cast<std::size_t>(k)];
-            EXPECT_EQ(lib()->key(c.ctx, k), e.key);
-            EXPECT_EQ(lib()->kv_type(c.ctx, k), static_cast<int>(e.type)) << e.key;
+            EXPECT_EQ(api().gguf_get_key(c.ctx, k), e.key);
+            EXPECT_EQ(api().gguf_get_kv_type(c.ctx, k), static_cast<int>(e.type)) << e.key;
             if (e.is_array()) {
-                EXPECT_EQ(lib()->arr_type(c.ctx, k), static_cast<int>(e.element_type));
-                EXPECT_EQ(lib()->arr_n(c.ctx, k), e.count);
+                EXPECT_EQ(api().gguf_get_arr_type(c.ctx, k), static_cast<int>(e.element_type));
+                EXPECT_EQ(api().gguf_get_arr_n(c.ctx, k), e.count);
             }
         }
-        ASSERT_EQ(lib()->n_tensors(c.ctx), static_cast<std::int64_t>(v.tensors().size()));
-        for (std::int64_t k = 0; k < lib()->n_tensors(c.ctx); ++k) {
+        ASSERT_EQ(api().gguf_get_n_tensors(c.ctx), static_cast<std::int64_t>(v.tensors().size()));
+        for (std::int64_t k = 0; k < api().gguf_get_n_tensors(c.ctx); ++k) {
             const tensor_info& t = v.tensors()[static_cast<std::size_t>(k)];
             SCOPED_TRACE(std::string(t.name));
-            EXPECT_EQ(lib()->tensor_name(c.ctx, k), t.name);
-            EXPECT_EQ(lib()->tensor_type_of(c.ctx, k), static_cast<int>(t.type));
-            EXPECT_EQ(lib()->tensor_offset(c.ctx, k), t.offset);
-            EXPECT_EQ(lib()->tensor_size(c.ctx, k), t.n_bytes);  // ggml_nbytes
+            EXPECT_EQ(api().gguf_get_tensor_name(c.ctx, k), t.name);
+            EXPECT_EQ(api().gguf_get_tensor_type(c.ctx, k), static_cast<int>(t.type));
+            EXPECT_EQ(api().gguf_get_tensor_offset(c.ctx, k), t.offset);
+            EXPECT_EQ(api().gguf_get_tensor_size(c.ctx, k), t.n_bytes);  // ggml_nbytes
         }
     }
 }
@@ -272,7 +256,7 @@ TEST_F(Reference, WeRefuseShapesWhoseElementCountOverflows) {
     ctx_guard c = llama_open(p);
     RecordProperty("llama_cpp_accepts_element_overflow", c.ctx != nullptr ? "yes" : "no");
     if (c.ctx != nullptr) {
-        RecordProperty("llama_cpp_nbytes", std::to_string(lib()->tensor_size(c.ctx, 0)));
+        RecordProperty("llama_cpp_nbytes", std::to_string(api().gguf_get_tensor_size(c.ctx, 0)));
     }
 }
 
@@ -312,7 +296,7 @@ TEST_F(Reference, BothAcceptTheSameEdgeCases) {
         ctx_guard c = llama_open(p);
         ASSERT_NE(c.ctx, nullptr) << "llama.cpp refuses it";
         if (ours) {
-            EXPECT_EQ(lib()->data_offset(c.ctx), ours->data_offset());
+            EXPECT_EQ(api().gguf_get_data_offset(c.ctx), ours->data_offset());
         }
     }
 }

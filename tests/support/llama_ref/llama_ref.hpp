@@ -1,0 +1,234 @@
+#pragma once
+// The one binding of llama.cpp's ggml/gguf C library for the tests and the benchmark.
+//
+// The library (libggml-base.so of the npm package @node-llama-cpp/linux-x64@3.22.1, installed by
+// scripts/llama-ref.sh) is loaded at run time with dlopen from $MINFER_LLAMA_LIB, or from the path
+// compiled in from the CMake cache variable MINFER_LLAMA_LIB when the environment variable is unset
+// or empty. It is never linked. The declarations below are our own, written against ggml.h / gguf.h
+// and the symbols the library exports (`nm -D --defined-only`): enums cross the ABI as int, structs
+// are passed by value as those headers declare them.
+//
+// Every symbol is looked up; the ones absent stay nullptr. A user states the parts it needs
+// (llama_lib::require) and gets the library only when all of them are there, or a reason to print
+// (GTEST_SKIP, a benchmark's skip message). Parts a user can do without are checked with has().
+//
+//     std::string why;
+//     const llama_lib* lib = llama_lib::require(part::gguf_read | part::ggml_types, why);
+//     if (lib == nullptr) GTEST_SKIP() << why;
+//     lib->api().gguf_init_from_file(path, {true, nullptr});
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace minfer::llama_ref {
+
+// Opaque llama.cpp types.
+struct gguf_context;
+struct ggml_context;
+struct ggml_tensor;
+
+// ggml.h: struct ggml_init_params { size_t mem_size; void * mem_buffer; bool no_alloc; };
+struct ggml_init_params {
+    std::size_t mem_size;
+    void* mem_buffer;
+    bool no_alloc;
+};
+// gguf.h: struct gguf_init_params { bool no_alloc; struct ggml_context ** ctx; };
+struct gguf_init_params {
+    bool no_alloc;
+    ggml_context** ctx;
+};
+// ggml.h: ggml_bf16_t, a struct of one uint16_t, passed and returned by value.
+struct ggml_bf16 {
+    std::uint16_t bits;
+};
+
+using row_quantize = void (*)(const float* src, void* dst, std::int64_t n);
+using row_dequantize = void (*)(const void* src, float* dst, std::int64_t n);
+using log_callback = void (*)(int level, const char* text, void* user);
+
+// ggml.h: struct ggml_type_traits, what ggml_get_type_traits() points to. Read only through
+// llama_lib::type_traits(), which checks the layout on q4_0 first.
+struct ggml_type_traits {
+    const char* type_name;
+    std::int64_t blck_size;
+    std::int64_t blck_size_interleave;
+    std::size_t type_size;
+    bool is_quantized;
+    row_dequantize to_float;
+    row_quantize from_float_ref;
+};
+
+/// The parts of the C API, for require() / has() / missing(): each names a group of symbols.
+namespace part {
+inline constexpr unsigned gguf_read = 1u << 0;       ///< gguf_init_from_file, gguf_free, gguf_get_* (not _tensor_ne)
+inline constexpr unsigned gguf_tensor_ne = 1u << 1;  ///< gguf_get_tensor_ne
+inline constexpr unsigned gguf_write = 1u << 2;      ///< gguf_init_empty, gguf_set_*, gguf_remove_key, gguf_add_tensor, gguf_set_tensor_data, gguf_write_to_file
+inline constexpr unsigned ggml_tensors = 1u << 3;    ///< ggml_init, ggml_free, ggml_new_tensor, ggml_*_name, ggml_get_*, ggml_nelements, ggml_nbytes, ggml_n_dims, ggml_tensor_overhead
+inline constexpr unsigned ggml_types = 1u << 4;      ///< ggml_blck_size, ggml_type_size, ggml_type_name
+inline constexpr unsigned log = 1u << 5;             ///< ggml_log_set (installed at load: the log is collected, see take_log)
+inline constexpr unsigned f16 = 1u << 6;             ///< ggml_fp32_to_fp16, ggml_fp16_to_fp32
+inline constexpr unsigned bf16 = 1u << 7;            ///< ggml_fp32_to_bf16, ggml_bf16_to_fp32
+inline constexpr unsigned quant_ref = 1u << 8;       ///< quantize_row_{q4_0,q8_0}_ref, dequantize_row_{q4_0,q8_0}
+inline constexpr unsigned type_traits = 1u << 9;     ///< ggml_get_type_traits
+inline constexpr unsigned quantize_chunk = 1u << 10; ///< ggml_quantize_chunk
+/// Not a symbol: GGML_TYPE_COUNT learned (llama_lib::type_count() > 0; needs gguf_read and log).
+inline constexpr unsigned type_count = 1u << 11;
+}  // namespace part
+
+/// The C API of the loaded library. A pointer is nullptr when the library lacks the symbol.
+struct llama_api {
+    // gguf.h, reading (part::gguf_read)
+    gguf_context* (*gguf_init_from_file)(const char*, gguf_init_params) = nullptr;
+    void (*gguf_free)(gguf_context*) = nullptr;
+    std::uint32_t (*gguf_get_version)(const gguf_context*) = nullptr;
+    std::size_t (*gguf_get_alignment)(const gguf_context*) = nullptr;
+    std::size_t (*gguf_get_data_offset)(const gguf_context*) = nullptr;
+    std::int64_t (*gguf_get_n_kv)(const gguf_context*) = nullptr;
+    const char* (*gguf_get_key)(const gguf_context*, std::int64_t) = nullptr;
+    int (*gguf_get_kv_type)(const gguf_context*, std::int64_t) = nullptr;
+    int (*gguf_get_arr_type)(const gguf_context*, std::int64_t) = nullptr;
+    std::size_t (*gguf_get_arr_n)(const gguf_context*, std::int64_t) = nullptr;
+    const void* (*gguf_get_arr_data)(const gguf_context*, std::int64_t) = nullptr;
+    const char* (*gguf_get_arr_str)(const gguf_context*, std::int64_t, std::size_t) = nullptr;
+    std::uint8_t (*gguf_get_val_u8)(const gguf_context*, std::int64_t) = nullptr;
+    std::int8_t (*gguf_get_val_i8)(const gguf_context*, std::int64_t) = nullptr;
+    std::uint16_t (*gguf_get_val_u16)(const gguf_context*, std::int64_t) = nullptr;
+    std::int16_t (*gguf_get_val_i16)(const gguf_context*, std::int64_t) = nullptr;
+    std::uint32_t (*gguf_get_val_u32)(const gguf_context*, std::int64_t) = nullptr;
+    std::int32_t (*gguf_get_val_i32)(const gguf_context*, std::int64_t) = nullptr;
+    float (*gguf_get_val_f32)(const gguf_context*, std::int64_t) = nullptr;
+    std::uint64_t (*gguf_get_val_u64)(const gguf_context*, std::int64_t) = nullptr;
+    std::int64_t (*gguf_get_val_i64)(const gguf_context*, std::int64_t) = nullptr;
+    double (*gguf_get_val_f64)(const gguf_context*, std::int64_t) = nullptr;
+    bool (*gguf_get_val_bool)(const gguf_context*, std::int64_t) = nullptr;
+    const char* (*gguf_get_val_str)(const gguf_context*, std::int64_t) = nullptr;
+    std::int64_t (*gguf_get_n_tensors)(const gguf_context*) = nullptr;
+    const char* (*gguf_get_tensor_name)(const gguf_context*, std::int64_t) = nullptr;
+    int (*gguf_get_tensor_type)(const gguf_context*, std::int64_t) = nullptr;
+    std::size_t (*gguf_get_tensor_offset)(const gguf_context*, std::int64_t) = nullptr;
+    std::size_t (*gguf_get_tensor_size)(const gguf_context*, std::int64_t) = nullptr;
+    // part::gguf_tensor_ne: points at the ne[4] of the ggml_tensor the context keeps
+    const std::int64_t* (*gguf_get_tensor_ne)(const gguf_context*, std::int64_t) = nullptr;
+    // gguf.h, writing (part::gguf_write)
+    gguf_context* (*gguf_init_empty)() = nullptr;
+    void (*gguf_set_val_u8)(gguf_context*, const char*, std::uint8_t) = nullptr;
+    void (*gguf_set_val_i8)(gguf_context*, const char*, std::int8_t) = nullptr;
+    void (*gguf_set_val_u16)(gguf_context*, const char*, std::uint16_t) = nullptr;
+    void (*gguf_set_val_i16)(gguf_context*, const char*, std::int16_t) = nullptr;
+    void (*gguf_set_val_u32)(gguf_context*, const char*, std::uint32_t) = nullptr;
+    void (*gguf_set_val_i32)(gguf_context*, const char*, std::int32_t) = nullptr;
+    void (*gguf_set_val_f32)(gguf_context*, const char*, float) = nullptr;
+    void (*gguf_set_val_u64)(gguf_context*, const char*, std::uint64_t) = nullptr;
+    void (*gguf_set_val_i64)(gguf_context*, const char*, std::int64_t) = nullptr;
+    void (*gguf_set_val_f64)(gguf_context*, const char*, double) = nullptr;
+    void (*gguf_set_val_bool)(gguf_context*, const char*, bool) = nullptr;
+    void (*gguf_set_val_str)(gguf_context*, const char*, const char*) = nullptr;
+    void (*gguf_set_arr_data)(gguf_context*, const char*, int, const void*, std::size_t) = nullptr;
+    void (*gguf_set_arr_str)(gguf_context*, const char*, const char**, std::size_t) = nullptr;
+    std::int64_t (*gguf_remove_key)(gguf_context*, const char*) = nullptr;
+    void (*gguf_add_tensor)(gguf_context*, const ggml_tensor*) = nullptr;
+    void (*gguf_set_tensor_data)(gguf_context*, const char*, const void*) = nullptr;
+    bool (*gguf_write_to_file)(const gguf_context*, const char*, bool) = nullptr;
+    // ggml.h, contexts and tensors (part::ggml_tensors)
+    ggml_context* (*ggml_init)(ggml_init_params) = nullptr;
+    void (*ggml_free)(ggml_context*) = nullptr;
+    ggml_tensor* (*ggml_new_tensor)(ggml_context*, int, int, const std::int64_t*) = nullptr;
+    ggml_tensor* (*ggml_set_name)(ggml_tensor*, const char*) = nullptr;
+    const char* (*ggml_get_name)(const ggml_tensor*) = nullptr;
+    void* (*ggml_get_data)(const ggml_tensor*) = nullptr;
+    ggml_tensor* (*ggml_get_first_tensor)(const ggml_context*) = nullptr;
+    ggml_tensor* (*ggml_get_next_tensor)(const ggml_context*, const ggml_tensor*) = nullptr;
+    ggml_tensor* (*ggml_get_tensor)(ggml_context*, const char*) = nullptr;
+    std::int64_t (*ggml_nelements)(const ggml_tensor*) = nullptr;
+    std::size_t (*ggml_nbytes)(const ggml_tensor*) = nullptr;
+    int (*ggml_n_dims)(const ggml_tensor*) = nullptr;
+    std::size_t (*ggml_tensor_overhead)() = nullptr;
+    // ggml.h, types (part::ggml_types). ggml_type_name does not check its argument.
+    std::int64_t (*ggml_blck_size)(int) = nullptr;
+    std::size_t (*ggml_type_size)(int) = nullptr;
+    const char* (*ggml_type_name)(int) = nullptr;
+    // part::log
+    void (*ggml_log_set)(log_callback, void*) = nullptr;
+    // part::f16, part::bf16 (one value; ggml_fp16_t is a uint16_t)
+    std::uint16_t (*ggml_fp32_to_fp16)(float) = nullptr;
+    float (*ggml_fp16_to_fp32)(std::uint16_t) = nullptr;
+    ggml_bf16 (*ggml_fp32_to_bf16)(float) = nullptr;
+    float (*ggml_bf16_to_fp32)(ggml_bf16) = nullptr;
+    // part::quant_ref: ggml's reference row quantizers and dequantizers (n a multiple of 32)
+    row_quantize quantize_row_q4_0_ref = nullptr;
+    row_quantize quantize_row_q8_0_ref = nullptr;
+    row_dequantize dequantize_row_q4_0 = nullptr;
+    row_dequantize dequantize_row_q8_0 = nullptr;
+    // part::type_traits: use llama_lib::type_traits(), which checks the struct layout
+    const ggml_type_traits* (*ggml_get_type_traits)(int) = nullptr;
+    // part::quantize_chunk: (type, src, dst, start, nrows, n_per_row, imatrix) -> bytes written
+    std::size_t (*ggml_quantize_chunk)(int, const float*, void*, std::int64_t, std::int64_t, std::int64_t,
+                                       const float*) = nullptr;
+};
+
+/// The loaded library (one per process).
+class llama_lib {
+public:
+    /// The library, loaded on the first call: nullptr when no path is given or dlopen fails, and
+    /// then unavailable_reason() says which.
+    static const llama_lib* get();
+    /// Why get() is nullptr ("" when it is not).
+    static const std::string& unavailable_reason();
+    /// Whether a path was given ($MINFER_LLAMA_LIB, or the compiled-in default): a user may treat a
+    /// library given but unusable as a failure rather than a skip.
+    static bool configured();
+    /// The library when it is loaded and has every part of `parts`; otherwise nullptr, and `why`
+    /// says why in one line ending in "skipped" (print it with GTEST_SKIP).
+    static const llama_lib* require(unsigned parts, std::string& why);
+
+    const llama_api& api() const noexcept { return api_; }
+    const std::string& path() const noexcept { return path_; }
+    /// Whether every symbol of `parts` resolved (part::type_count: whether type_count() > 0).
+    bool has(unsigned parts) const { return missing(parts).empty(); }
+    /// The symbols of `parts` the library lacks, comma-separated ("" when none).
+    std::string missing(unsigned parts) const;
+
+    /// GGML_TYPE_COUNT of this build (0 when it cannot be learned). ggml_type_name() does not check
+    /// its argument, so the count comes from the reader's refusal of a type-1000 tensor, "should be
+    /// in [0, N)". Learned on first call: writes and reads a small temporary file.
+    std::uint32_t type_count() const;
+    /// Whether llama.cpp can store a tensor of this type in a file (id < type_count(), block size > 0).
+    bool knows_type(std::uint32_t id) const;
+    /// Whether ggml_tensor's ne[4] is followed by nb[4], checked on first call on a q4_0 tensor of
+    /// shape (64, 3, 5) (needs part::ggml_tensors); when false, strides cannot be read.
+    bool strides_readable() const;
+    /// The nb[4] that follows the ne[4] gguf_get_tensor_ne() returned; false (nb untouched) when
+    /// !strides_readable().
+    bool strides_after_ne(const std::int64_t* ne, std::array<std::uint64_t, 4>& nb) const;
+    /// ggml_get_type_traits(id) once its layout is checked on q4_0 ("q4_0", 32, 18); nullptr when
+    /// the symbol is absent, the check failed, or id >= type_count().
+    const ggml_type_traits* type_traits(std::uint32_t id) const;
+
+    /// The log lines llama.cpp printed since the last call (with part::log the callback collects them,
+    /// up to 16 KiB, instead of printing to stderr; MINFER_REFERENCE_VERBOSE=1 prints them as well).
+    std::string take_log() const;
+
+    llama_lib(const llama_lib&) = delete;
+    llama_lib& operator=(const llama_lib&) = delete;
+    ~llama_lib();
+
+private:
+    llama_lib();
+    struct state;  ///< the symbols not found, and the facts learned on first use
+    llama_api api_{};
+    std::string path_;
+    void* handle_ = nullptr;
+    std::unique_ptr<state> state_;
+};
+
+}  // namespace minfer::llama_ref
+
+/// For GoogleTest users: bind `lib` (const llama_lib*) to the library with every part of `parts`,
+/// or skip the current test with the reason.
+#define MINFER_REQUIRE_LLAMA_PARTS(lib, parts)                                                    \
+    std::string lib##_unavailable;                                                                \
+    const ::minfer::llama_ref::llama_lib* lib = ::minfer::llama_ref::llama_lib::require((parts), lib##_unavailable); \
+    if ((lib) == nullptr) GTEST_SKIP() << lib##_unavailable
