@@ -155,6 +155,8 @@ void write_document(const gguf::model& m, const info_options& opt, json_writer& 
         w.number(p.view.data_offset());
         w.key("data_size");
         w.number(p.view.data_size());
+        w.key("trailing_bytes");
+        w.number(p.trailing_bytes());
         w.key("n_kv");
         w.number(static_cast<std::uint64_t>(p.view.metadata().size()));
         w.key("n_tensors");

@@ -296,6 +296,17 @@ int print_text(const gguf::model& m, const info_options& opt, out_buffer& out) {
                       p.view.data_offset(), p.view.metadata().size(), p.view.tensors().size());
         }
     }
+    // Bytes after the data section: llama.cpp ignores them, but a user checking a download wants to
+    // know (an appended second file, a botched concatenation).
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+        const std::uint64_t extra = parts[i].trailing_bytes();
+        if (extra == 0) continue;
+        if (parts.size() > 1) {
+            out.print("note: part {} has {} bytes after its data section (ignored)\n", i + 1, extra);
+        } else {
+            out.print("note: {} bytes after the data section (ignored)\n", extra);
+        }
+    }
 
     print_metadata(m, opt, out);
     if (!opt.no_tensors) print_tensors(m, out);

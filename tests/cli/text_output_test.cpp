@@ -225,3 +225,33 @@ TEST(CliText, KeyPrintsOneValueRaw) {
 }
 
 }  // namespace minfer_cli_test
+
+namespace minfer_cli_test {
+
+// Bytes after the data section are accepted (as llama.cpp does) but reported, in text and JSON.
+TEST(CliText, TrailingBytesAreReported) {
+    const fs::path p = temp_root() / "trailing.gguf";
+    fs::copy_file(fx().model, p, fs::copy_options::overwrite_existing);
+    const auto plain = run({"info", p.string()});
+    ASSERT_EQ(plain.rc, 0) << plain.err;
+    EXPECT_EQ(plain.out.find("after the data section"), std::string::npos);
+    {
+        std::FILE* f = std::fopen(p.c_str(), "ab");
+        ASSERT_NE(f, nullptr);
+        std::fputs("extra", f);
+        std::fclose(f);
+    }
+    auto m = gguf::model::open(p);
+    ASSERT_TRUE(m.has_value());
+    const std::uint64_t extra = m->parts()[0].trailing_bytes();
+    ASSERT_GE(extra, 5u);  // "extra" plus whatever padding the last tensor's end lacked
+    const auto r = run({"info", p.string()});
+    ASSERT_EQ(r.rc, 0) << r.err;
+    EXPECT_NE(r.out.find("note: " + std::to_string(extra) + " bytes after the data section (ignored)"), std::string::npos)
+        << r.out;
+    const auto j = run({"info", "--json", p.string()});
+    ASSERT_EQ(j.rc, 0) << j.err;
+    EXPECT_EQ(json::parse(j.out)["parts"][0]["trailing_bytes"].get<std::uint64_t>(), extra);
+}
+
+}  // namespace minfer_cli_test
