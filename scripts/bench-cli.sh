@@ -31,17 +31,22 @@ declare -a cmds=("$bin/bench/minfer-bench --rss-floor $model"
                  "$bin/cli/minfer info --no-mmap --full $model")
 tmp=$(mktemp -d)
 trap 'rm -rf "$dir" "$tmp"' EXIT
+# Wall time from bash's microsecond clock around the whole process (GNU time's %e has 10 ms steps);
+# peak RSS from GNU time's %M.
 for ((r = 0; r < runs; r++)); do
   for i in "${!cmds[@]}"; do
-    /usr/bin/time -f "%e %M" -a -o "$tmp/$i" ${cmds[$i]} >/dev/null 2>>"$tmp/err$i" || true
+    t0=$EPOCHREALTIME
+    /usr/bin/time -f "%M" -o "$tmp/rss" ${cmds[$i]} >/dev/null 2>>"$tmp/err$i" || true
+    t1=$EPOCHREALTIME
+    echo "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.6f", b - a }') $(tail -1 "$tmp/rss")" >>"$tmp/$i"
   done
 done
 median() { sort -g | awk '{a[NR]=$1} END {if (NR % 2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
-printf '%-26s %12s %14s\n' "command ($(du -h "$model" | cut -f1) file, $runs runs)" "median s" "median RSS KiB"
+printf '%-26s %12s %14s\n' "command ($(( $(stat -c %s "$model") / 1048576 )) MiB file, $runs runs)" "median s" "median RSS KiB"
 declare -a t m
 for i in "${!cmds[@]}"; do
-  t[$i]=$(grep -v '^Command' "$tmp/$i" | awk '{print $1}' | median)
-  m[$i]=$(grep -v '^Command' "$tmp/$i" | awk '{print $2}' | median)
+  t[$i]=$(awk '{print $1}' "$tmp/$i" | median)
+  m[$i]=$(awk '{print $2}' "$tmp/$i" | median)
   printf '%-26s %12s %14s\n' "${names[$i]}" "${t[$i]}" "${m[$i]}"
 done
 awk -v j="${t[3]}" -v f="${t[2]}" -v n="${t[4]}" -v i="${t[1]}" -v fl="${t[0]}" 'BEGIN {
