@@ -60,6 +60,38 @@ result<std::vector<std::string_view>> array_view::string_table() const noexcept 
     }
 }
 
+result<string_index> string_index::build(const array_view& a) noexcept {
+    if (a.element_type() != value_type::string) return unexpected(a.mismatch(value_type::string));
+    try {
+        string_index idx;
+        idx.bytes_ = a.raw();
+        idx.ends_.reserve(static_cast<std::size_t>(a.size()));
+        // The same clamped walk as string_range: every recorded end lies inside the range, and each
+        // record's begin (the previous end + 8) is at most its end.
+        const std::byte* base = a.raw().data();
+        for (std::string_view s : a.strings()) {
+            if (s.data() == nullptr) break;  // a length prefix cut by the range's end: no item there
+            idx.ends_.push_back(static_cast<std::uint64_t>(reinterpret_cast<const std::byte*>(s.data()) - base) + s.size());
+        }
+        return idx;
+    } catch (const std::bad_alloc&) {
+        error e;
+        e.code = errc::out_of_memory;
+        e.where = section::access;
+        e.detail = "building a string index";
+        return unexpected(std::move(e));
+    }
+}
+
+error string_index::out_of_range(std::uint64_t i) const noexcept {
+    error e;
+    e.code = errc::index_out_of_range;
+    e.where = section::access;
+    e.expected = ends_.size();
+    e.found = i;
+    return e;
+}
+
 error kv::mismatch(value_type wanted) const noexcept {
     error e = make_mismatch(wanted, type);
     e.subject = key;  // a bounded copy into the error: no allocation

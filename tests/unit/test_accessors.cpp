@@ -1,6 +1,6 @@
 // The API an engine author reaches for (issue 8, §5): integer getters that accept any stored width
-// with range checks, get_or, bulk typed copies of numeric arrays, iteration by key prefix, the
-// model's path, and caller-set parse limits.
+// with range checks, get_or, bulk typed copies of numeric arrays, O(1) string-array items
+// (string_index), iteration by key prefix, the model's path, and caller-set parse limits.
 #include <gtest/gtest.h>
 
 #include <array>
@@ -147,6 +147,50 @@ TEST(Limits, CallerCapsAreEnforcedWithTheirValues) {
     o.caps.max_array_elems = 1;
     EXPECT_EQ(error_of(model::open(dir / "m.gguf", o)).code, errc::array_too_long);
     EXPECT_TRUE(file_view::parse(g.span()));  // the defaults accept it
+}
+
+}  // namespace
+
+namespace {
+
+TEST(StringIndex, ConstantTimeItemsEqualToTheWalk) {
+    gguf_bytes g;
+    g.header(3, 0, 2).kv_strings("toks", {"a", "", "bcd", "éé", ""}).kv_u8("n", 1);
+    auto v = file_view::parse(g.span());
+    ASSERT_TRUE(v) << v.error().message();
+    const array_view a = *v->get<array_view>("toks");
+    auto idx = string_index::build(a);
+    ASSERT_TRUE(idx) << idx.error().message();
+    ASSERT_EQ(idx->size(), 5u);
+    std::uint64_t i = 0;
+    for (std::string_view s : a.strings()) {
+        EXPECT_EQ(*idx->at(i), s) << i;
+        EXPECT_EQ(idx->at(i)->data(), s.data()) << "a view into the file, not a copy";
+        ++i;
+    }
+    EXPECT_TRUE(error_is(idx->at(5).error(),
+                         {.code = errc::index_out_of_range, .where = section::access, .expected = 5, .found = 5}));
+    EXPECT_EQ(string_index::build(*v->get<array_view>("toks")).value().size(), 5u);
+    gguf_bytes nums;
+    nums.header(3, 0, 1).kv_array_of<std::uint8_t>("u", value_type::u8, {1, 2});
+    auto nv = file_view::parse(nums.span());
+    ASSERT_TRUE(nv);
+    EXPECT_EQ(string_index::build(*nv->get<array_view>("u")).error().code, errc::type_mismatch);
+}
+
+TEST(StringIndex, NeverRereadsLengthsAfterTheBuild) {
+    gguf_bytes g;
+    g.header(3, 0, 1).kv_strings("toks", {"abc", "defg", "hi"});
+    auto v = file_view::parse(g.span());
+    ASSERT_TRUE(v);
+    const array_view a = *v->get<array_view>("toks");
+    auto idx = string_index::build(a);
+    ASSERT_TRUE(idx);
+    const std::size_t first_len_at = 24 + 8 + 4 + 4 + 4 + 8;  // header, key "toks", tag, element tag, count
+    patch_u64(g.b, first_len_at, ~std::uint64_t{0});  // the file changes after the build
+    EXPECT_EQ(*idx->at(0), "abc");
+    EXPECT_EQ(*idx->at(1), "defg");
+    EXPECT_EQ(*idx->at(2), "hi");
 }
 
 }  // namespace

@@ -154,7 +154,7 @@ public:
         return type_ == value_type::string ? string_range(bytes_, count_) : string_range();
     }
     /// String i, found by walking the records: O(i). For random access over many items build a
-    /// table once with string_table(), or a string_index. @returns type_mismatch or index_out_of_range.
+    /// string_index once (O(1) per item after one walk). @returns type_mismatch or index_out_of_range.
     result<std::string_view> string_at(std::uint64_t i) const noexcept;
     /// All strings as one vector of views (one allocation, no string copied).
     /// @returns type_mismatch, or out_of_memory.
@@ -162,6 +162,7 @@ public:
 
 private:
     friend struct kv;
+    friend class string_index;
     array_view(value_type element_type, std::uint64_t count, std::span<const std::byte> payload) noexcept
         : type_(element_type), count_(count), bytes_(payload) {}
     error mismatch(value_type wanted) const noexcept;
@@ -170,6 +171,32 @@ private:
     value_type type_ = value_type::u8;
     std::uint64_t count_ = 0;
     std::span<const std::byte> bytes_;
+};
+
+/// O(1) access to the items of a string array (a vocabulary looked up by token id). One walk at
+/// build() records where each record ends (8 bytes per item, one allocation: half of what
+/// string_table() takes); afterwards at(i) is two loads from the index and a bounds check, and
+/// never reads a length from the file again, so a file rewritten after the build cannot move an
+/// item outside the verified range.
+class string_index {
+public:
+    string_index() noexcept = default;
+    /// @returns type_mismatch (not a string array) or out_of_memory.
+    static result<string_index> build(const array_view& a) noexcept;
+    std::uint64_t size() const noexcept { return ends_.size(); }
+    bool empty() const noexcept { return ends_.empty(); }
+    /// Item i. @returns index_out_of_range (expected = size(), found = i).
+    result<std::string_view> at(std::uint64_t i) const noexcept {
+        if (i >= ends_.size()) return unexpected(out_of_range(i));
+        const std::uint64_t begin = (i == 0 ? 0 : ends_[static_cast<std::size_t>(i - 1)]) + 8;
+        const std::uint64_t end = ends_[static_cast<std::size_t>(i)];
+        return std::string_view(reinterpret_cast<const char*>(bytes_.data() + begin), static_cast<std::size_t>(end - begin));
+    }
+
+private:
+    error out_of_range(std::uint64_t i) const noexcept;
+    std::span<const std::byte> bytes_;
+    std::vector<std::uint64_t> ends_;  // offset just past record i within bytes_; begin of i is end of i-1 + 8
 };
 
 /// One metadata key-value pair, as parsed. Its fields are plain data for reading; the getters
