@@ -221,15 +221,11 @@ writer& writer::put(std::string_view key, value_type type, std::vector<std::byte
     return *this;
 }
 
-// Each setter encodes its value before put(): an allocation failure there is recorded the same way.
-#define MINFER_SETTER(name, T, tag)                                                      \
-    writer& writer::name(std::string_view k, T v) noexcept {                             \
-        try {                                                                            \
-            return put(k, value_type::tag, scalar(v));                                   \
-        } catch (...) {                                                                  \
-            failed("setting a metadata key");                                            \
-            return *this;                                                                \
-        }                                                                                \
+// Each setter encodes its value and hands it to put() through put_encoded(), which records an
+// allocation failure while encoding as put() records its own.
+#define MINFER_SETTER(name, T, tag)                                                             \
+    writer& writer::name(std::string_view k, T v) noexcept {                                    \
+        return put_encoded(k, value_type::tag, [&] { return scalar(v); });                      \
     }
 MINFER_SETTER(set_u8, std::uint8_t, u8)
 MINFER_SETTER(set_i8, std::int8_t, i8)
@@ -244,27 +240,19 @@ MINFER_SETTER(set_f64, double, f64)
 #undef MINFER_SETTER
 
 writer& writer::set_bool(std::string_view k, bool v) noexcept {
-    try {
-        return put(k, value_type::boolean, scalar(static_cast<std::uint8_t>(v ? 1 : 0)));
-    } catch (...) {
-        failed("setting a metadata key");
-        return *this;
-    }
+    return put_encoded(k, value_type::boolean, [&] { return scalar(static_cast<std::uint8_t>(v ? 1 : 0)); });
 }
 
 writer& writer::set_string(std::string_view k, std::string_view v) noexcept {
-    try {
+    return put_encoded(k, value_type::string, [&] {
         std::vector<std::byte> e;
         append_string(e, v);
-        return put(k, value_type::string, std::move(e));
-    } catch (...) {
-        failed("setting a metadata key");
-        return *this;
-    }
+        return e;
+    });
 }
 
 writer& writer::set_array(std::string_view k, value_type type, std::span<const std::byte> elements) noexcept {
-    try {
+    return put_encoded(k, value_type::array, [&] {
         // value_size is 0 for string and array elements: such an array is stored empty, and the
         // plan refuses an array of arrays.
         const std::uint32_t size = value_size(type);
@@ -272,38 +260,32 @@ writer& writer::set_array(std::string_view k, value_type type, std::span<const s
         append<std::uint32_t>(e, static_cast<std::uint32_t>(type));
         append<std::uint64_t>(e, size == 0 ? 0 : elements.size() / size);
         if (size != 0) append_bytes(e, elements.data(), elements.size() - elements.size() % size);
-        return put(k, value_type::array, std::move(e));
-    } catch (...) {
-        failed("setting a metadata key");
-        return *this;
-    }
+        return e;
+    });
 }
 
 writer& writer::set_strings(std::string_view k, std::span<const std::string_view> strings) noexcept {
-    try {
+    return put_encoded(k, value_type::array, [&] {
         std::vector<std::byte> e;
         append<std::uint32_t>(e, static_cast<std::uint32_t>(value_type::string));
         append<std::uint64_t>(e, strings.size());
         for (std::string_view s : strings) append_string(e, s);
-        return put(k, value_type::array, std::move(e));
-    } catch (...) {
-        failed("setting a metadata key");
-        return *this;
-    }
+        return e;
+    });
 }
 
 writer& writer::set_strings(std::string_view k, std::span<const std::string> strings) noexcept {
-    try {
-        std::vector<std::string_view> views(strings.begin(), strings.end());
-        return set_strings(k, std::span<const std::string_view>(views));
-    } catch (...) {
-        failed("setting a metadata key");
-        return *this;
-    }
+    return put_encoded(k, value_type::array, [&] {
+        std::vector<std::byte> e;
+        append<std::uint32_t>(e, static_cast<std::uint32_t>(value_type::string));
+        append<std::uint64_t>(e, strings.size());
+        for (const std::string& s : strings) append_string(e, s);
+        return e;
+    });
 }
 
 writer& writer::set(const kv& record) noexcept {
-    try {
+    return put_encoded(record.key, record.type, [&] {
         std::vector<std::byte> e;
         if (record.type == value_type::string) {
             append<std::uint64_t>(e, record.payload.size());
@@ -312,11 +294,8 @@ writer& writer::set(const kv& record) noexcept {
             append<std::uint64_t>(e, record.count);
         }
         append_bytes(e, record.payload.data(), record.payload.size());
-        return put(record.key, record.type, std::move(e));
-    } catch (...) {
-        failed("copying a metadata key");
-        return *this;
-    }
+        return e;
+    }, "copying a metadata key");
 }
 
 writer& writer::erase(std::string_view k) noexcept {

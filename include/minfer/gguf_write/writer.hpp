@@ -106,6 +106,18 @@ private:
         tensor_source source;
     };
     writer& put(std::string_view key, value_type type, std::vector<std::byte> value) noexcept;
+    /// put() of the bytes `encode()` returns: a failure while encoding (an allocation) is recorded
+    /// with failed(what), like one inside put(). Every setter goes through here.
+    template <class Encode>
+    writer& put_encoded(std::string_view key, value_type type, Encode&& encode,
+                        const char* what = "setting a metadata key") noexcept {
+        try {
+            return put(key, type, encode());
+        } catch (...) {
+            failed(what);
+            return *this;
+        }
+    }
     void failed(const char* what) noexcept;
     std::vector<kv_desc> kv_descs() const;
 
