@@ -11,7 +11,7 @@
 namespace minfer::gguf {
 namespace {
 
-constexpr std::array<std::string_view, 50> code_names{
+constexpr std::array<std::string_view, 56> code_names{
     "ok", "io_error", "out_of_memory", "truncated", "bad_magic", "bad_version", "byte_swapped",
     "version_unsupported", "version_too_new", "negative_count", "count_too_large", "empty_key", "duplicate_key",
     "bad_value_type", "nested_array", "string_too_long", "string_exceeds_file", "array_too_long",
@@ -21,7 +21,8 @@ constexpr std::array<std::string_view, 50> code_names{
     "split_not_first", "split_no_mismatch", "split_count_mismatch", "split_part_missing",
     "split_tensor_count_mismatch", "split_duplicate_tensor", "split_bad_key", "key_not_found", "type_mismatch",
     "tensor_not_found", "index_out_of_range", "nul_in_name", "value_out_of_range", "split_arch_mismatch",
-    "split_bad_name", "unknown"};
+    "split_bad_name", "bad_value_text", "token_not_found", "no_room_in_place", "journal_present", "journal_invalid",
+    "too_many_parts", "unknown"};
 
 constexpr std::array<std::string_view, 7> section_names{"file", "header", "metadata", "tensor_info", "data", "split",
                                                         "access"};
@@ -172,6 +173,23 @@ std::string error::describe(bool path_said) const {
             return "split.count=" + num(expected) + " and split.no=0 make this part 1 of a set, but its name is not " +
                    (detail.empty() ? std::string("of the form <name>-00001-of-NNNNN.gguf") : quoted(detail)) +
                    ", so the other parts cannot be found";
+        case errc::bad_value_text:
+            return (subject.empty() ? std::string("value") : "the value for key " + s) + " is not valid: " + detail;
+        case errc::token_not_found:
+            return found != 0 || detail.empty()
+                       ? "token id " + num(found) + " is outside the vocabulary of " + num(expected) + " tokens"
+                       : "no token of the vocabulary is " + detail;
+        case errc::no_room_in_place:
+            return "the new metadata and tensor table need " + num(found) + " bytes but only " + num(expected) +
+                   " fit before the tensor data: " + num(found - expected) +
+                   " bytes missing (write a new file with -o instead)";
+        case errc::journal_present:
+            return "an interrupted in-place edit left its undo journal " + (file.empty() ? std::string() : quoted(file)) +
+                   "; run 'minfer edit --recover' on the model first";
+        case errc::journal_invalid:
+            return "undo journal " + (file.empty() ? std::string() : quoted(file) + " ") + "cannot be used: " + detail;
+        case errc::too_many_parts:
+            return "the split needs " + num(found) + " parts but split.count (u16) can count at most " + num(expected);
         case errc::key_not_found: return "key " + s + " not found";
         case errc::type_mismatch:
             return (subject.empty() ? std::string("value") : "key " + s) + " has type " + vt_name(found) + ", expected " +

@@ -65,6 +65,7 @@ result<atomic_file> atomic_file::create(const std::filesystem::path& target,
         atomic_file f;
         f.target_ = target;
         f.target_leaf_ = target.filename().string();
+        f.replace_existing_ = options.replace_existing;
         const std::filesystem::path dir = target.has_parent_path() ? target.parent_path() : std::filesystem::path(".");
         if (f.target_leaf_.empty() || f.target_leaf_ == "." || f.target_leaf_ == "..")
             return unexpected(io_error(target, "name the output file (the path is a directory)", EISDIR));
@@ -101,7 +102,8 @@ atomic_file::atomic_file(atomic_file&& other) noexcept
       target_(std::move(other.target_)),
       temp_(std::move(other.temp_)),
       temp_leaf_(std::move(other.temp_leaf_)),
-      target_leaf_(std::move(other.target_leaf_)) {}
+      target_leaf_(std::move(other.target_leaf_)),
+      replace_existing_(other.replace_existing_) {}
 
 atomic_file& atomic_file::operator=(atomic_file&& other) noexcept {
     if (this != &other) {
@@ -112,6 +114,7 @@ atomic_file& atomic_file::operator=(atomic_file&& other) noexcept {
         temp_ = std::move(other.temp_);
         temp_leaf_ = std::move(other.temp_leaf_);
         target_leaf_ = std::move(other.target_leaf_);
+        replace_existing_ = other.replace_existing_;
     }
     return *this;
 }
@@ -174,7 +177,22 @@ result<void> atomic_file::commit() noexcept {
             discard();
             return unexpected(io_error(where, "close the temporary file", err));
         }
-        if (::renameat(dir_fd_, temp_leaf_.c_str(), dir_fd_, target_leaf_.c_str()) != 0) {
+        if (!replace_existing_) {
+            // The kernel decides whether the target exists, at the instant of the rename.
+            int rc = ::renameat2(dir_fd_, temp_leaf_.c_str(), dir_fd_, target_leaf_.c_str(), RENAME_NOREPLACE);
+            if (rc != 0 && (errno == EINVAL || errno == ENOSYS)) {
+                // A filesystem without RENAME_NOREPLACE: link() fails with EEXIST just as atomically.
+                rc = ::linkat(dir_fd_, temp_leaf_.c_str(), dir_fd_, target_leaf_.c_str(), 0);
+                if (rc == 0) ::unlinkat(dir_fd_, temp_leaf_.c_str(), 0);
+            }
+            if (rc != 0) {
+                const int err = errno;
+                discard();  // removes the temporary
+                return unexpected(io_error(target_, err == EEXIST ? "refuse to replace the existing file"
+                                                                  : "rename the temporary file to",
+                                           err));
+            }
+        } else if (::renameat(dir_fd_, temp_leaf_.c_str(), dir_fd_, target_leaf_.c_str()) != 0) {
             const int err = errno;
             discard();  // removes the temporary
             return unexpected(io_error(target_, "rename the temporary file over", err));

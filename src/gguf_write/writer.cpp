@@ -513,6 +513,19 @@ result<void> writer::write(const std::filesystem::path& path, const write_option
     }
 }
 
+result<std::vector<std::byte>> writer::head_bytes() const noexcept {
+    try {
+        auto planned = make_plan();
+        if (!planned) return unexpected(std::move(planned).error());
+        if (!rules::fits_in_memory(planned->data_offset()))
+            return unexpected(
+                too_large_for_memory(section::metadata, planned->data_offset(), "header and tensor table"));
+        return encode_head(*planned, kvs_, tensors_);
+    } catch (...) {  // std::bad_alloc, std::length_error
+        return unexpected(oom("encoding the header"));
+    }
+}
+
 result<std::vector<std::byte>> writer::to_bytes(const write_options& options) const noexcept {
     try {
         auto planned = make_plan();

@@ -59,7 +59,13 @@ TEST(ErrorIds, EveryCodeHasItsStableName) {
                            "nul_in_name",
                            "value_out_of_range",
                            "split_arch_mismatch",
-                           "split_bad_name"};
+                           "split_bad_name",
+                           "bad_value_text",
+                           "token_not_found",
+                           "no_room_in_place",
+                           "journal_present",
+                           "journal_invalid",
+                           "too_many_parts"};
     for (std::size_t i = 0; i < std::size(names); ++i) EXPECT_EQ(to_string(static_cast<errc>(i)), names[i]) << i;
     EXPECT_EQ(static_cast<std::size_t>(last_code) + 1, std::size(names));
     EXPECT_EQ(to_string(static_cast<errc>(std::size(names))), "unknown");

@@ -123,10 +123,19 @@ enum class errc : std::uint8_t {
     // multi-part (added later)
     split_arch_mismatch,  ///< a later part's general.architecture differs from part 1's; subject = the key
     split_bad_name,       ///< split.count > 1 but the entry is not named <prefix>-00001-of-<N>.gguf; expected = N
+    // changing files (edit, split, merge: the writing library's codes, never returned by open)
+    bad_value_text,    ///< a value given as text does not parse as its type; subject = the key, detail = why
+    token_not_found,   ///< a special token's text is not in the vocabulary, or its id is not below the
+                       ///< vocabulary size; expected = vocabulary size, found = the id (text: 0)
+    no_room_in_place,  ///< an in-place edit's new header and tables do not fit before the data section;
+                       ///< expected = bytes available (the data offset), found = bytes needed
+    journal_present,   ///< an undo journal of an interrupted in-place edit lies beside the file; file = the journal
+    journal_invalid,   ///< an undo journal that does not belong to this file or is damaged; file = the journal
+    too_many_parts,    ///< a split would need more parts than split.count (u16) can number; expected = 65535
 };
 
 /// The last code of the list (update it when appending a code; tests walk 1..last_code).
-inline constexpr errc last_code = errc::split_bad_name;
+inline constexpr errc last_code = errc::too_many_parts;
 
 /// The region of a GGUF file an error belongs to.
 enum class section : std::uint8_t { file, header, metadata, tensor_info, data, split, access };

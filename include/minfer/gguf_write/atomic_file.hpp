@@ -20,6 +20,10 @@ struct atomic_file_options {
     bool use_tmpfile = true;
     /// Permission bits of the new file, before the process umask is applied.
     unsigned mode = 0644;
+    /// false: commit() fails with io_error EEXIST (and removes the temporary) when the target
+    /// exists at that moment, decided atomically by the kernel (renameat2 RENAME_NOREPLACE, else
+    /// link()), so a file that appears between a check and the commit is never replaced.
+    bool replace_existing = true;
 };
 
 class atomic_file {
@@ -58,6 +62,7 @@ private:
     std::filesystem::path temp_;  ///< empty for an O_TMPFILE
     std::string temp_leaf_;       ///< temp_'s file name, for the *at() calls relative to dir_fd_
     std::string target_leaf_;
+    bool replace_existing_ = true;
 };
 
 }  // namespace minfer::gguf

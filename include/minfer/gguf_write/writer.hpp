@@ -89,6 +89,10 @@ public:
     /// operation; sys_errno); data_truncated when a file source is shorter than its range; a
     /// callback source's own error; out_of_memory. On any error the target is untouched.
     result<void> write(const std::filesystem::path& path, const write_options& options = {}) const noexcept;
+    /// The bytes before the data section (header, metadata, tensor table, padding: plan's
+    /// data_offset() bytes), without reading any source: what an in-place edit writes. @returns the
+    /// plan's errors, size_overflow when they cannot be one object in memory, or out_of_memory.
+    result<std::vector<std::byte>> head_bytes() const noexcept;
     /// Serialise to memory (holes become zero bytes). Same errors as write(), and size_overflow when
     /// the file cannot be one object in memory.
     result<std::vector<std::byte>> to_bytes(const write_options& options = {}) const noexcept;
