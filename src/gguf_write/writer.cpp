@@ -284,6 +284,10 @@ writer& writer::set_strings(std::string_view k, std::span<const std::string> str
     });
 }
 
+writer& writer::set_encoded(std::string_view key, value_type type, std::span<const std::byte> value) noexcept {
+    return put_encoded(key, type, [&] { return std::vector<std::byte>(value.begin(), value.end()); });
+}
+
 writer& writer::set(const kv& record) noexcept {
     return put_encoded(record.key, record.type, [&] {
         std::vector<std::byte> e;

@@ -62,6 +62,10 @@ public:
     }
     writer& set_strings(std::string_view key, std::span<const std::string_view> strings) noexcept;
     writer& set_strings(std::string_view key, std::span<const std::string> strings) noexcept;
+    /// A value given as the bytes stored after its type tag (scalars: the little-endian value;
+    /// strings: u64 length + bytes; arrays: u32 element tag + u64 count + elements). The bytes are
+    /// checked against the tag by make_plan() (truncated, bad_bool, bad_value_type, nested_array).
+    writer& set_encoded(std::string_view key, value_type type, std::span<const std::byte> value) noexcept;
     /// A record of a parsed file, copied exactly (type, element type, payload): for edit and merge.
     writer& set(const kv& record) noexcept;
     /// Remove a key if present.
