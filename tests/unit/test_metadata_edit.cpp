@@ -1,0 +1,404 @@
+// metadata_edit: value text parsing (each refusal with its smallest trigger), edits checked against a
+// model (missing keys, arrays, alignment, vocabulary), the diff, and a rewrite through the plan.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <array>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "minfer/gguf.hpp"
+#include "minfer/gguf_write/metadata_edit.hpp"
+#include "minfer/gguf_write/model_source.hpp"
+#include "minfer/gguf_write/rewrite.hpp"
+#include "minfer/gguf_write/writer.hpp"
+
+using namespace minfer::gguf;
+namespace fs = std::filesystem;
+
+namespace {
+
+template <class T>
+T decode(const std::vector<std::byte>& b) {
+    T v{};
+    EXPECT_EQ(b.size(), sizeof v);
+    if (b.size() == sizeof v) std::memcpy(&v, b.data(), sizeof v);
+    return v;
+}
+
+std::string decode_string(const std::vector<std::byte>& b) {
+    EXPECT_GE(b.size(), 8u);
+    std::uint64_t n = 0;
+    std::memcpy(&n, b.data(), 8);
+    EXPECT_EQ(n, b.size() - 8);
+    return std::string(reinterpret_cast<const char*>(b.data() + 8), b.size() - 8);
+}
+
+std::string refusal(value_type t, std::string_view text) {
+    auto r = parse_value_text("k", t, text);
+    EXPECT_FALSE(r) << "accepted '" << text << "'";
+    if (r) return {};
+    EXPECT_EQ(r.error().code, errc::bad_value_text);
+    EXPECT_EQ(r.error().subject, "k");
+    return r.error().detail;
+}
+
+TEST(ValueText, IntegersDecimalAndHex) {
+    EXPECT_EQ(decode<std::uint8_t>(*parse_value_text("k", value_type::u8, "255")), 255);
+    EXPECT_EQ(decode<std::int8_t>(*parse_value_text("k", value_type::i8, "-128")), -128);
+    EXPECT_EQ(decode<std::int8_t>(*parse_value_text("k", value_type::i8, "127")), 127);
+    EXPECT_EQ(decode<std::uint16_t>(*parse_value_text("k", value_type::u16, "0xFFFF")), 65535);
+    EXPECT_EQ(decode<std::int16_t>(*parse_value_text("k", value_type::i16, "-0x8000")), -32768);
+    EXPECT_EQ(decode<std::uint32_t>(*parse_value_text("k", value_type::u32, "4294967295")), 4294967295u);
+    EXPECT_EQ(decode<std::int32_t>(*parse_value_text("k", value_type::i32, "-2147483648")), INT32_MIN);
+    EXPECT_EQ(decode<std::uint64_t>(*parse_value_text("k", value_type::u64, "18446744073709551615")), UINT64_MAX);
+    EXPECT_EQ(decode<std::int64_t>(*parse_value_text("k", value_type::i64, "-9223372036854775808")), INT64_MIN);
+    EXPECT_EQ(decode<std::int64_t>(*parse_value_text("k", value_type::i64, "9223372036854775807")), INT64_MAX);
+    EXPECT_EQ(decode<std::uint32_t>(*parse_value_text("k", value_type::u32, "-0")), 0u);
+}
+
+TEST(ValueText, IntegerRefusals) {
+    EXPECT_EQ(refusal(value_type::u32, "-1"), "'-1' is not a u32 (0 to 4294967295)");
+    EXPECT_EQ(refusal(value_type::u8, "256"), "'256' is not a u8 (0 to 255)");
+    EXPECT_EQ(refusal(value_type::i8, "-129"), "'-129' is not an i8 (-128 to 127)");
+    EXPECT_EQ(refusal(value_type::i8, "128"), "'128' is not an i8 (-128 to 127)");
+    EXPECT_EQ(refusal(value_type::i64, "9223372036854775808"),
+              "'9223372036854775808' is not an i64 (-9223372036854775808 to 9223372036854775807)");
+    EXPECT_EQ(refusal(value_type::i64, "-9223372036854775809").substr(0, 23), "'-9223372036854775809' ");
+    EXPECT_FALSE(parse_value_text("k", value_type::u64, "18446744073709551616"));  // past u64
+    EXPECT_FALSE(parse_value_text("k", value_type::u32, "1e3"));
+    EXPECT_FALSE(parse_value_text("k", value_type::u32, ""));
+    EXPECT_FALSE(parse_value_text("k", value_type::u32, "5x"));
+    EXPECT_FALSE(parse_value_text("k", value_type::u32, " 5"));
+    EXPECT_FALSE(parse_value_text("k", value_type::u32, "+5"));
+    EXPECT_FALSE(parse_value_text("k", value_type::i32, "--5"));
+    EXPECT_FALSE(parse_value_text("k", value_type::i32, "-"));
+    EXPECT_FALSE(parse_value_text("k", value_type::u32, "0x"));
+    EXPECT_FALSE(parse_value_text("k", value_type::u32, "0xg"));
+    EXPECT_FALSE(parse_value_text("k", value_type::u32, "0x-1"));
+    EXPECT_FALSE(parse_value_text("k", value_type::u8, "0x100"));
+    EXPECT_FALSE(parse_value_text("k", value_type::u32, "1.0"));
+}
+
+TEST(ValueText, Floats) {
+    EXPECT_EQ(decode<float>(*parse_value_text("k", value_type::f32, "0.1")), 0.1f);
+    EXPECT_EQ(decode<double>(*parse_value_text("k", value_type::f64, "1e-05")), 1e-05);
+    EXPECT_EQ(decode<double>(*parse_value_text("k", value_type::f64, "-3")), -3.0);
+    EXPECT_EQ(refusal(value_type::f32, "abc"), "'abc' is not an f32 (a finite decimal number; nan and inf are refused)");
+    EXPECT_FALSE(parse_value_text("k", value_type::f32, "nan"));
+    EXPECT_FALSE(parse_value_text("k", value_type::f64, "inf"));
+    EXPECT_FALSE(parse_value_text("k", value_type::f64, "-inf"));
+    EXPECT_FALSE(parse_value_text("k", value_type::f32, "1e39"));  // beyond f32
+    EXPECT_FALSE(parse_value_text("k", value_type::f32, ""));
+    EXPECT_FALSE(parse_value_text("k", value_type::f32, "1.5x"));
+    EXPECT_FALSE(parse_value_text("k", value_type::f32, "+1"));
+}
+
+TEST(ValueText, BoolAndString) {
+    EXPECT_EQ(decode<std::uint8_t>(*parse_value_text("k", value_type::boolean, "true")), 1);
+    EXPECT_EQ(decode<std::uint8_t>(*parse_value_text("k", value_type::boolean, "false")), 0);
+    EXPECT_EQ(refusal(value_type::boolean, "yes"), "'yes' is not a bool (true or false)");
+    EXPECT_FALSE(parse_value_text("k", value_type::boolean, "1"));
+    EXPECT_FALSE(parse_value_text("k", value_type::boolean, "True"));
+    EXPECT_EQ(decode_string(*parse_value_text("k", value_type::string, "h\xc3\xa9llo")), "h\xc3\xa9llo");
+    EXPECT_EQ(decode_string(*parse_value_text("k", value_type::string, "")), "");
+    EXPECT_EQ(refusal(value_type::string, "ab\xff"), "the text is not valid UTF-8 (byte 2); GGUF strings are UTF-8");
+    EXPECT_FALSE(parse_value_text("k", value_type::string, "\xc3"));          // cut short
+    EXPECT_FALSE(parse_value_text("k", value_type::string, "\xed\xa0\x80"));  // a surrogate
+    EXPECT_EQ(refusal(value_type::array, "1"), "arrays cannot be given as text");
+}
+
+TEST(ValueText, LongTextIsCutInTheMessage) {
+    const std::string d = refusal(value_type::u32, std::string(1000, '9') + "x");
+    EXPECT_LT(d.size(), 120u);
+    EXPECT_NE(d.find("…'"), std::string::npos);
+}
+
+TEST(ValueText, TypeNames) {
+    EXPECT_EQ(value_type_from_name("u8"), value_type::u8);
+    EXPECT_EQ(value_type_from_name("f64"), value_type::f64);
+    EXPECT_EQ(value_type_from_name("bool"), value_type::boolean);
+    EXPECT_EQ(value_type_from_name("str"), value_type::string);
+    EXPECT_EQ(value_type_from_name("string"), value_type::string);
+    EXPECT_FALSE(value_type_from_name("array"));
+    EXPECT_FALSE(value_type_from_name("U32"));
+    EXPECT_FALSE(value_type_from_name("u33"));
+    EXPECT_FALSE(value_type_from_name(""));
+}
+
+TEST(SetText, Splitting) {
+    auto a = parse_set_text("general.name=x=y");
+    ASSERT_TRUE(a);
+    EXPECT_EQ(a->what, metadata_edit::op::set);
+    EXPECT_EQ(a->key, "general.name");
+    EXPECT_EQ(a->text, "x=y");
+    auto b = parse_set_text("a.b:u32=5");
+    ASSERT_TRUE(b);
+    EXPECT_EQ(b->what, metadata_edit::op::set_typed);
+    EXPECT_EQ(b->key, "a.b");
+    EXPECT_EQ(b->type, value_type::u32);
+    auto c = parse_set_text("a:b.c=5");  // what follows ':' is no type: the key holds the colon
+    ASSERT_TRUE(c);
+    EXPECT_EQ(c->what, metadata_edit::op::set);
+    EXPECT_EQ(c->key, "a:b.c");
+    auto d = parse_set_text("a:b:str=");  // the last ':' starts the type
+    ASSERT_TRUE(d);
+    EXPECT_EQ(d->key, "a:b");
+    EXPECT_EQ(d->type, value_type::string);
+    EXPECT_EQ(d->text, "");
+    auto e = parse_set_text("novalue");
+    ASSERT_FALSE(e);
+    EXPECT_EQ(e.error().code, errc::bad_value_text);
+}
+
+TEST(SpecialTokenKey, NamesAndKeys) {
+    EXPECT_EQ(special_token_key("bos"), "tokenizer.ggml.bos_token_id");
+    EXPECT_EQ(special_token_key("unk"), "tokenizer.ggml.unknown_token_id");
+    EXPECT_EQ(special_token_key("sep"), "tokenizer.ggml.seperator_token_id");
+    EXPECT_EQ(special_token_key("pad"), "tokenizer.ggml.padding_token_id");
+    EXPECT_EQ(special_token_key("fim_sep"), "tokenizer.ggml.fim_sep_token_id");
+    EXPECT_EQ(special_token_key("tokenizer.ggml.eot_token_id"), "tokenizer.ggml.eot_token_id");
+    EXPECT_FALSE(special_token_key("bogus"));
+    EXPECT_FALSE(special_token_key("tokenizer.ggml._token_id"));
+    EXPECT_FALSE(special_token_key("general.name"));
+}
+
+// A small model with every kind of key the edits touch.
+class MetadataEdit : public ::testing::Test {
+protected:
+    static void SetUpTestSuite() {
+        dir_ = fs::temp_directory_path() / ("minfer_metadata_edit." + std::to_string(::getpid()));
+        fs::create_directories(dir_);
+        writer w;
+        w.set_string("general.architecture", "llama");
+        w.set_string("general.name", "old");
+        w.set_u32("llama.block_count", 2);
+        w.set_f32("llama.rope.freq_base", 10000.0f);
+        w.set_u32("general.alignment", 32);
+        const std::vector<std::string> toks{"<unk>", "<s>", "</s>", "hi", "hi"};
+        w.set_strings("tokenizer.ggml.tokens", std::span<const std::string>(toks));
+        w.set_i32("tokenizer.ggml.padding_token_id", -1);
+        w.set_string("tokenizer.chat_template", "old");
+        w.set_string("tokenizer.chat_template.tool_use", "tools");
+        const std::array<std::uint8_t, 3> pad{0, 0, 0};
+        w.set_array("minfer.padding", value_type::u8, std::span<const std::uint8_t>(pad));
+        const std::array<std::int64_t, 1> ne{8};
+        w.add_zero_tensor("a.weight", tensor_type::f32, ne);
+        path_ = dir_ / "m.gguf";
+        ASSERT_TRUE(w.write(path_));
+        no_vocab_ = dir_ / "novocab.gguf";
+        writer v;
+        v.set_string("general.architecture", "llama");
+        ASSERT_TRUE(v.write(no_vocab_));
+    }
+    static void TearDownTestSuite() { fs::remove_all(dir_); }
+
+    static model open(const fs::path& p) {
+        auto m = model::open(p);
+        EXPECT_TRUE(m) << (m ? "" : m.error().message());
+        return std::move(*m);
+    }
+    static error fails(std::vector<metadata_edit> edits, const fs::path& p = path_) {
+        const model m = open(p);
+        auto r = plan_metadata_edit(m, edits);
+        EXPECT_FALSE(r);
+        return r ? error{} : r.error();
+    }
+    static metadata_edit_plan plans(std::vector<metadata_edit> edits, metadata_edit_options o = {}) {
+        m_ = open(path_);
+        auto r = plan_metadata_edit(m_, edits, o);
+        EXPECT_TRUE(r) << (r ? "" : r.error().message());
+        return r ? std::move(*r) : metadata_edit_plan{};
+    }
+
+    static inline fs::path dir_, path_, no_vocab_;
+    static inline model m_;  // the model the last plans() diff points into
+};
+
+TEST_F(MetadataEdit, UntypedSetKeepsTheType) {
+    const auto p = plans({metadata_edit::set("llama.block_count", "7")});
+    ASSERT_EQ(p.diff.size(), 2u);  // the change, and minfer.padding dropped
+    EXPECT_EQ(p.diff[0].key, "llama.block_count");
+    ASSERT_NE(p.diff[0].before, nullptr);
+    ASSERT_TRUE(p.diff[0].after);
+    EXPECT_EQ(p.diff[0].after->type, value_type::u32);
+    EXPECT_EQ(decode<std::uint32_t>(p.diff[0].after->bytes), 7u);
+    EXPECT_EQ(p.diff[1].key, "minfer.padding");
+    EXPECT_FALSE(p.diff[1].after);
+    ASSERT_EQ(p.changes.size(), 2u);
+    EXPECT_EQ(p.changes[1].what, metadata_change::op::erase);
+    EXPECT_EQ(p.changes[1].key, "minfer.padding");
+}
+
+TEST_F(MetadataEdit, InPlaceKeepsThePaddingKey) {
+    const auto p = plans({metadata_edit::name("new")}, metadata_edit_options{false});
+    ASSERT_EQ(p.changes.size(), 1u);
+    ASSERT_EQ(p.diff.size(), 1u);
+    EXPECT_EQ(p.diff[0].key, "general.name");
+    EXPECT_EQ(p.diff[0].after->view("general.name").get<std::string_view>().value(), "new");
+}
+
+TEST_F(MetadataEdit, SameValueIsNoDiff) {
+    const auto p = plans({metadata_edit::set("general.name", "old")}, metadata_edit_options{false});
+    EXPECT_EQ(p.changes.size(), 1u);
+    EXPECT_TRUE(p.diff.empty());
+}
+
+TEST_F(MetadataEdit, UntypedSetRefusals) {
+    const error missing = fails({metadata_edit::set("no.such", "1")});
+    EXPECT_EQ(missing.code, errc::key_not_found);
+    EXPECT_EQ(missing.subject, "no.such");
+    EXPECT_NE(missing.detail.find("KEY:TYPE=VALUE"), std::string::npos);
+    EXPECT_EQ(missing.file, path_.string());
+
+    const error array = fails({metadata_edit::set("tokenizer.ggml.tokens", "x")});
+    EXPECT_EQ(array.code, errc::bad_value_text);
+    EXPECT_EQ(array.detail, "the key is an array of string (5 items); only scalars and strings can be set");
+
+    const error text = fails({metadata_edit::set("llama.block_count", "-1")});
+    EXPECT_EQ(text.code, errc::bad_value_text);
+    EXPECT_EQ(text.message(), "the value for key 'llama.block_count' is not valid: '-1' is not a u32 (0 to "
+                              "4294967295) [bad_value_text]");
+
+    const error type = fails({metadata_edit::set("a.b:u33", "1")});
+    EXPECT_EQ(type.code, errc::bad_value_text);
+    EXPECT_NE(type.detail.find("unknown type 'u33'"), std::string::npos);
+}
+
+TEST_F(MetadataEdit, TypedSetAddsLastAndChangesType) {
+    const auto p = plans({metadata_edit::set_typed("new.key", value_type::u64, "5"),
+                          metadata_edit::set_typed("llama.block_count", value_type::string, "two")},
+                         metadata_edit_options{false});
+    ASSERT_EQ(p.diff.size(), 2u);
+    EXPECT_EQ(p.diff[0].key, "llama.block_count");  // the input's keys first, in file order
+    EXPECT_EQ(p.diff[0].after->type, value_type::string);
+    EXPECT_EQ(p.diff[1].key, "new.key");
+    EXPECT_EQ(p.diff[1].before, nullptr);
+    EXPECT_EQ(decode<std::uint64_t>(p.diff[1].after->bytes), 5u);
+}
+
+TEST_F(MetadataEdit, LaterEditsSeeEarlierOnes) {
+    // An untyped set of a key an earlier edit added takes that type; a delete of it works.
+    const auto p = plans({metadata_edit::set_typed("new.key", value_type::i8, "5"), metadata_edit::set("new.key", "-3")},
+                         metadata_edit_options{false});
+    ASSERT_EQ(p.diff.size(), 1u);
+    EXPECT_EQ(decode<std::int8_t>(p.diff[0].after->bytes), -3);
+    const auto q = plans({metadata_edit::set_typed("new.key", value_type::i8, "5"), metadata_edit::erase("new.key")},
+                         metadata_edit_options{false});
+    EXPECT_TRUE(q.diff.empty());
+    const error gone = fails({metadata_edit::erase("general.name"), metadata_edit::set("general.name", "x")});
+    EXPECT_EQ(gone.code, errc::key_not_found);
+}
+
+TEST_F(MetadataEdit, KeyRules) {
+    EXPECT_EQ(fails({metadata_edit::set_typed("", value_type::u8, "1")}).detail, "a key cannot be empty");
+    EXPECT_EQ(fails({metadata_edit::set_typed(std::string("a\0b", 3), value_type::u8, "1")}).detail,
+              "a key cannot hold a NUL byte (found at position 1)");
+    EXPECT_EQ(fails({metadata_edit::set_typed("a\xff", value_type::u8, "1")}).detail,
+              "the key is not valid UTF-8 (byte 1)");
+}
+
+TEST_F(MetadataEdit, Alignment) {
+    EXPECT_EQ(fails({metadata_edit::set("general.alignment", "3")}).detail,
+              "3 is not a power of two above 0, which general.alignment must be");
+    EXPECT_EQ(fails({metadata_edit::set("general.alignment", "0")}).code, errc::bad_value_text);
+    EXPECT_EQ(fails({metadata_edit::set_typed("general.alignment", value_type::u64, "32")}).detail,
+              "general.alignment must be a u32, not u64");
+    const auto p = plans({metadata_edit::set("general.alignment", "64")});
+    EXPECT_EQ(decode<std::uint32_t>(p.diff[0].after->bytes), 64u);
+}
+
+TEST_F(MetadataEdit, Erase) {
+    const error e = fails({metadata_edit::erase("no.such")});
+    EXPECT_EQ(e.code, errc::key_not_found);
+    const auto p = plans({metadata_edit::erase("general.architecture")}, metadata_edit_options{false});
+    ASSERT_EQ(p.warnings.size(), 1u);
+    EXPECT_NE(p.warnings[0].find("llama.cpp will not load"), std::string::npos);
+    ASSERT_EQ(p.diff.size(), 1u);
+    EXPECT_FALSE(p.diff[0].after);
+}
+
+TEST_F(MetadataEdit, ChatTemplateDropsNamedTemplates) {
+    const auto p = plans({metadata_edit::chat_template("new {{ x }}")}, metadata_edit_options{false});
+    ASSERT_EQ(p.changes.size(), 2u);
+    EXPECT_EQ(p.changes[0].what, metadata_change::op::erase_prefix);
+    EXPECT_EQ(p.changes[0].key, "tokenizer.chat_template");
+    ASSERT_EQ(p.diff.size(), 2u);
+    EXPECT_EQ(p.diff[0].key, "tokenizer.chat_template");
+    EXPECT_EQ(decode_string(p.diff[0].after->bytes), "new {{ x }}");
+    EXPECT_EQ(p.diff[1].key, "tokenizer.chat_template.tool_use");
+    EXPECT_FALSE(p.diff[1].after);
+    EXPECT_EQ(fails({metadata_edit::chat_template("\xff")}).code, errc::bad_value_text);
+}
+
+TEST_F(MetadataEdit, SpecialTokens) {
+    const auto p = plans({metadata_edit::special_token("bos", "1"), metadata_edit::special_token("pad", "</s>"),
+                          metadata_edit::special_token("tokenizer.ggml.eot_token_id", "hi")},
+                         metadata_edit_options{false});
+    ASSERT_EQ(p.diff.size(), 3u);
+    EXPECT_EQ(p.diff[0].key, "tokenizer.ggml.padding_token_id");  // i32 -1 becomes u32 2
+    EXPECT_EQ(p.diff[0].after->type, value_type::u32);
+    EXPECT_EQ(decode<std::uint32_t>(p.diff[0].after->bytes), 2u);
+    EXPECT_EQ(p.diff[1].key, "tokenizer.ggml.bos_token_id");
+    EXPECT_EQ(decode<std::uint32_t>(p.diff[1].after->bytes), 1u);
+    EXPECT_EQ(decode<std::uint32_t>(p.diff[2].after->bytes), 3u);  // the first "hi"
+    ASSERT_EQ(p.warnings.size(), 1u);
+    EXPECT_NE(p.warnings[0].find("2 tokens are 'hi' (ids 3, 4)"), std::string::npos);
+
+    const error id = fails({metadata_edit::special_token("eos", "5")});  // == vocabulary size
+    EXPECT_EQ(id.code, errc::token_not_found);
+    EXPECT_EQ(id.expected, 5u);
+    EXPECT_EQ(id.found, 5u);
+    EXPECT_EQ(plans({metadata_edit::special_token("eos", "4")}).diff.size(), 2u);  // the last id is fine
+}
+
+TEST_F(MetadataEdit, SpecialTokenRefusals) {
+    const error huge = fails({metadata_edit::special_token("eos", "99999999999999999999999")});
+    EXPECT_EQ(huge.code, errc::token_not_found);
+    const error text = fails({metadata_edit::special_token("eos", "<|nope|>")});
+    EXPECT_EQ(text.code, errc::token_not_found);
+    EXPECT_EQ(text.detail, "'<|nope|>'");
+    EXPECT_EQ(text.subject, "tokenizer.ggml.eos_token_id");
+    const error none = fails({metadata_edit::special_token("eos", "x")}, no_vocab_);
+    EXPECT_EQ(none.code, errc::token_not_found);
+    EXPECT_NE(none.detail.find("no vocabulary"), std::string::npos);
+    const error name = fails({metadata_edit::special_token("bogus", "1")});
+    EXPECT_EQ(name.code, errc::bad_value_text);
+}
+
+// The plan's changes through rewrite() give a file with the new metadata and the same tensors.
+TEST_F(MetadataEdit, RewriteThroughThePlan) {
+    const model m = open(path_);
+    const std::vector<metadata_edit> edits{metadata_edit::set("llama.rope.freq_base", "500000"),
+                                           metadata_edit::set_typed("x.flag", value_type::boolean, "true"),
+                                           metadata_edit::chat_template("t")};
+    auto plan = plan_metadata_edit(m, edits);
+    ASSERT_TRUE(plan);
+    auto src = model_source::open(m);
+    ASSERT_TRUE(src);
+    auto w = rewrite(m, *src, plan->changes, m.tensors());
+    ASSERT_TRUE(w);
+    const fs::path out = dir_ / "out.gguf";
+    ASSERT_TRUE(w->write(out));
+    const model o = open(out);
+    EXPECT_EQ(o.get<float>("llama.rope.freq_base").value(), 500000.0f);
+    EXPECT_EQ(o.get<bool>("x.flag").value(), true);
+    EXPECT_EQ(o.get<std::string_view>("tokenizer.chat_template").value(), "t");
+    EXPECT_EQ(o.find("tokenizer.chat_template.tool_use"), nullptr);
+    EXPECT_EQ(o.find("minfer.padding"), nullptr);
+    // Keys keep their order; the new key and the re-added template go last.
+    std::vector<std::string_view> keys;
+    for (const kv& r : o.metadata().metadata()) keys.push_back(r.key);
+    const std::vector<std::string_view> want{"general.architecture", "general.name", "llama.block_count",
+                                             "llama.rope.freq_base", "general.alignment", "tokenizer.ggml.tokens",
+                                             "tokenizer.ggml.padding_token_id", "x.flag", "tokenizer.chat_template"};
+    EXPECT_EQ(keys, want);
+    ASSERT_EQ(o.tensors().size(), 1u);
+    EXPECT_EQ(o.tensors()[0].info->name, "a.weight");
+}
+
+}  // namespace
