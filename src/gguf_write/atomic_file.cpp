@@ -142,6 +142,29 @@ result<void> atomic_file::commit() noexcept {
             discard();
             return unexpected(io_error(where, "fsync the temporary file", err));
         }
+        if (temp_leaf_.empty() && !replace_existing_) {
+            // An O_TMPFILE that must not replace anything is linked straight to the target name:
+            // linkat fails with EEXIST when the name exists, and no intermediate name is ever left
+            // behind by a kill.
+            int rc = ::linkat(fd_, "", dir_fd_, target_leaf_.c_str(), AT_EMPTY_PATH);
+            if (rc != 0 && (errno == ENOENT || errno == EPERM)) {
+                const std::string proc = "/proc/self/fd/" + std::to_string(fd_);
+                rc = ::linkat(AT_FDCWD, proc.c_str(), dir_fd_, target_leaf_.c_str(), AT_SYMLINK_FOLLOW);
+            }
+            if (rc != 0) {
+                const int err = errno;
+                discard();
+                return unexpected(io_error(target_, err == EEXIST ? "refuse to replace the existing file"
+                                                                  : "link the new file to",
+                                           err));
+            }
+            ::close(fd_);  // bytes are durable already (fsync above)
+            fd_ = -1;
+            const int derr = ::fsync(dir_fd_) != 0 ? errno : 0;
+            discard();
+            if (derr != 0) return unexpected(io_error(target_, "fsync the directory of", derr));
+            return {};
+        }
         if (temp_leaf_.empty()) {
             // An O_TMPFILE has no name. linkat cannot replace an existing file, so it gets a fresh
             // random one first, and the rename below replaces the target atomically.

@@ -230,3 +230,35 @@ TEST(WriteAtomic, AtomicFileDiscardsUnlessCommitted) {
 }
 
 }  // namespace
+
+// replace_existing=false: the kernel decides, at the commit, that the target exists; the old file
+// stays, the temporary goes, and a free name is taken normally.
+TEST(WriteAtomic, NoReplaceRefusesAnExistingTargetAndLeavesNothing) {
+    for (bool tmpfile : {true, false}) {
+        SCOPED_TRACE(mode_name(tmpfile));
+        temp_dir dir;
+        const fs::path target = dir / "out.gguf";
+        const bytes old = random_bytes(100, 9);
+        write_file(target, old);
+        atomic_file_options o;
+        o.use_tmpfile = tmpfile;
+        o.replace_existing = false;
+        auto f = atomic_file::create(target, o);
+        ASSERT_TRUE(f.has_value());
+        ASSERT_EQ(::write(f->fd(), "new", 3), 3);
+        auto r = f->commit();
+        ASSERT_FALSE(r.has_value());
+        EXPECT_EQ(r.error().code, errc::io_error);
+        EXPECT_EQ(r.error().sys_errno, EEXIST);
+        EXPECT_EQ(read_file(target), old);
+        EXPECT_EQ(names_in(dir.path()), (std::set<std::string>{"out.gguf"}));
+
+        const fs::path fresh = dir / "fresh.gguf";
+        auto g = atomic_file::create(fresh, o);
+        ASSERT_TRUE(g.has_value());
+        ASSERT_EQ(::write(g->fd(), "new", 3), 3);
+        ASSERT_TRUE(g->commit().has_value());
+        EXPECT_EQ(fs::file_size(fresh), 3u);
+        EXPECT_EQ(names_in(dir.path()), (std::set<std::string>{"out.gguf", "fresh.gguf"}));
+    }
+}
