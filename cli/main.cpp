@@ -31,6 +31,10 @@ constexpr std::array commands{
             "Open a GGUF model (single file or part 1 of a split set), verify it and print its metadata, tensor "
             "table and totals",
             minfer::cli::info_add_options, minfer::cli::info_run},
+    command{"edit",
+            "Change a model's metadata (set, delete, chat template, special tokens, name) into a new file, or in "
+            "place when it fits; --dry-run shows the changes",
+            minfer::cli::edit_add_options, minfer::cli::edit_run},
 };
 
 }  // namespace
@@ -48,7 +52,8 @@ int main(int argc, char** argv) {
         for (std::size_t i = 0; i < commands.size(); ++i) {
             subs[i] = app.add_subcommand(commands[i].name, commands[i].help);
             commands[i].add_options(*subs[i]);
-            subs[i]->footer(exit_codes_text);
+            // A command may say what its exit codes mean for it (edit: a bad value is a usage error).
+            if (subs[i]->get_footer().empty()) subs[i]->footer(exit_codes_text);
         }
 
         try {

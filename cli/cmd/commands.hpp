@@ -8,4 +8,7 @@ namespace minfer::cli {
 void info_add_options(CLI::App& sub);
 int info_run();
 
+void edit_add_options(CLI::App& sub);
+int edit_run();
+
 }  // namespace minfer::cli

@@ -1,0 +1,467 @@
+// `minfer edit`: change a model's metadata. The library checks every change against the model
+// (metadata_edit.hpp) and writes either a new file through the rewrite engine (rewrite.hpp, an
+// atomic write whose tensor bytes are kernel-copied from the input) or, with --in-place, only the
+// input's head (in_place.hpp, journaled). This file reads the options in command-line order, guards
+// the files (the input is never the output of a full rewrite; an existing output needs --force),
+// shows the diff and maps errors to exit codes.
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <new>
+#include <optional>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "../common/exit_codes.hpp"
+#include "../common/open_model.hpp"
+#include "../common/out_buffer.hpp"
+#include "../common/progress.hpp"
+#include "../common/quote.hpp"
+#include "../common/value_visit.hpp"
+#include "commands.hpp"
+#include "edit_options.hpp"
+#include "minfer/gguf/text.hpp"
+#include "minfer/gguf_write/in_place.hpp"
+#include "minfer/gguf_write/metadata_edit.hpp"
+#include "minfer/gguf_write/model_source.hpp"
+#include "minfer/gguf_write/rewrite.hpp"
+
+namespace minfer::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+edit_options opt;           // filled by CLI11 during parsing, read by edit_run()
+CLI::App* edit_app = nullptr;  // its parse order gives the changes in command-line order
+struct change_options {
+    CLI::Option *set = nullptr, *del = nullptr, *name = nullptr, *description = nullptr, *chat_template = nullptr,
+                *chat_template_file = nullptr, *special_token = nullptr;
+} change_opt;
+
+constexpr std::size_t shown_bytes = 60;  // strings in the diff are cut here, with their length
+
+// A path in a message: quoted and escaped, as the library's messages show paths.
+std::string path_text(const std::string& p) { return "'" + gguf::escape(p) + "'"; }
+
+int fail(std::string_view message, int code) {
+    fmt::print(stderr, "Error: {}\n", message);
+    std::fflush(stderr);
+    return code;
+}
+
+// Exit codes of the library's errors: a value on the command line that is wrong is a usage error;
+// what the file cannot honour (a key or token it lacks, no room in place) is 1; I/O is 3.
+int code_for(const gguf::error& e) noexcept {
+    switch (e.code) {
+        case gguf::errc::bad_value_text: return exit_usage;
+        case gguf::errc::io_error:
+        case gguf::errc::split_part_missing:
+        case gguf::errc::out_of_memory: return exit_io;
+        default: return exit_parse;
+    }
+}
+
+int report(const gguf::error& e) {
+    std::string m = e.message();
+    // Some descriptions leave the detail out (key_not_found: the accessors' wording); an edit's
+    // detail says what to do, so it goes before the code.
+    if (!e.detail.empty() && m.find(e.detail) == std::string::npos) {
+        const std::size_t code_at = m.rfind(" [");
+        m.insert(code_at == std::string::npos ? m.size() : code_at, "; " + e.detail);
+    }
+    return fail(m, code_for(e));
+}
+
+struct file_id {
+    dev_t dev;
+    ino_t ino;
+    friend bool operator==(const file_id&, const file_id&) = default;
+};
+std::optional<file_id> id_of(const fs::path& p) {
+    struct stat st {};
+    if (::stat(p.c_str(), &st) != 0) return std::nullopt;
+    return file_id{st.st_dev, st.st_ino};
+}
+
+// The whole of a file, or of stdin for "-". nullopt with `why` set when it cannot be read.
+std::optional<std::string> read_all(const std::string& path, std::string& why) {
+    std::FILE* f = path == "-" ? stdin : std::fopen(path.c_str(), "rb");
+    if (f == nullptr) {
+        why = std::strerror(errno);
+        return std::nullopt;
+    }
+    std::string s;
+    char buf[65536];
+    for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) s.append(buf, n);
+    const bool bad = std::ferror(f) != 0;
+    const int err = errno;
+    if (f != stdin) std::fclose(f);
+    if (bad) {
+        why = std::strerror(err);
+        return std::nullopt;
+    }
+    return s;
+}
+
+// The changes, in the order given on the command line (CLI11's parse order holds one entry per
+// argument string; --special-token's two arguments are two entries).
+std::optional<int> collect(std::vector<gguf::metadata_edit>& edits) {
+    if (change_opt.special_token->results().size() % 2 != 0)
+        return fail("--special-token takes two arguments: NAME TOKEN (a token's id or its text)", exit_usage);
+    std::map<const CLI::Option*, std::size_t> next;
+    std::string token_name;
+    for (const CLI::Option* op : edit_app->parse_order()) {
+        const std::vector<std::string>& res = op->results();
+        const std::size_t i = next[op]++;
+        if (i >= res.size()) continue;
+        const std::string& v = res[i];
+        if (op == change_opt.set) {
+            auto e = gguf::parse_set_text(v);
+            if (!e) return report(e.error());
+            edits.push_back(std::move(*e));
+        } else if (op == change_opt.del) {
+            edits.push_back(gguf::metadata_edit::erase(v));
+        } else if (op == change_opt.name) {
+            edits.push_back(gguf::metadata_edit::name(v));
+        } else if (op == change_opt.description) {
+            edits.push_back(gguf::metadata_edit::description(v));
+        } else if (op == change_opt.chat_template) {
+            edits.push_back(gguf::metadata_edit::chat_template(v));
+        } else if (op == change_opt.chat_template_file) {
+            std::string why;
+            auto text = read_all(v, why);
+            if (!text)
+                return fail(fmt::format("cannot read the chat template file {}: {}", path_text(v), why), exit_io);
+            edits.push_back(gguf::metadata_edit::chat_template(std::move(*text)));
+        } else if (op == change_opt.special_token) {
+            if (i % 2 == 0) {
+                token_name = v;
+            } else {
+                edits.push_back(gguf::metadata_edit::special_token(token_name, v));
+            }
+        }
+    }
+    return std::nullopt;
+}
+
+std::string type_label(const gguf::kv& e) {
+    if (!e.is_array()) return std::string(gguf::to_string(e.type));
+    return fmt::format("[{} x {}]", gguf::to_string(e.element_type), e.count);
+}
+
+// A value as `minfer info` shows it; arrays only by their type label (never set by an edit).
+std::string value_text(const gguf::kv& e) {
+    if (e.is_array()) return {};
+    if (e.type == gguf::value_type::string) {
+        auto s = e.get<std::string_view>();
+        return s ? quoted(*s, shown_bytes) : std::string("?");
+    }
+    std::string text = "?";
+    visit_fixed(e.type, [&](auto tag) {
+        using T = decltype(tag);
+        auto v = e.get<T>();
+        if (v) text = number_text<T>(*v);
+    });
+    return text;
+}
+
+std::string with_value(const gguf::kv& e) {
+    const std::string v = value_text(e);
+    return v.empty() ? std::string() : ": " + v;
+}
+
+// The diff as text: one line per key (+ added, ~ changed, - removed) and a count.
+std::string diff_text_of(const gguf::metadata_edit_plan& plan) {
+    std::string text;
+    std::size_t added = 0, changed = 0, removed = 0;
+    for (const gguf::metadata_diff_entry& d : plan.diff) {
+        const std::string key = gguf::escape(d.key);
+        if (d.before == nullptr) {
+            const gguf::kv now = d.after->view(d.key);
+            text += fmt::format("+ {} ({}){}\n", key, type_label(now), with_value(now));
+            ++added;
+        } else if (!d.after) {
+            text += fmt::format("- {} ({}){}\n", key, type_label(*d.before), with_value(*d.before));
+            ++removed;
+        } else {
+            const gguf::kv now = d.after->view(d.key);
+            const std::string before_type = type_label(*d.before), after_type = type_label(now);
+            const std::string types =
+                before_type == after_type ? before_type : fmt::format("{} -> {}", before_type, after_type);
+            const std::string before_value = value_text(*d.before);
+            text += fmt::format("~ {} ({}): {}{}\n", key, types, before_value.empty() ? "" : before_value + " -> ",
+                      value_text(now));
+            ++changed;
+        }
+    }
+    if (plan.diff.empty()) {
+        text += fmt::format("no change: every value is already as asked\n");
+    } else {
+        text += fmt::format("{} key{}: {} added, {} changed, {} removed\n", plan.diff.size(), plan.diff.size() == 1 ? "" : "s",
+                  added, changed, removed);
+    }
+    return text;
+}
+
+void print_warnings(const gguf::metadata_edit_plan& plan) {
+    for (const std::string& w : plan.warnings) fmt::print(stderr, "Warning: {}\n", w);
+    std::fflush(stderr);
+}
+
+// The part's own tensors (an in-place edit rewrites one file's head only).
+std::vector<gguf::tensor_ref> part_tensors(const gguf::model& m, std::uint32_t part) {
+    std::vector<gguf::tensor_ref> t;
+    for (const gguf::tensor_ref& r : m.tensors())
+        if (r.part == part) t.push_back(r);
+    return t;
+}
+
+// Plan an in-place edit of part 1 with `plan`'s changes.
+gguf::result<gguf::in_place_edit> plan_in_place(const gguf::model& m, const gguf::metadata_edit_plan& plan) {
+    auto src = gguf::model_source::open(m);
+    if (!src) return gguf::unexpected(std::move(src).error());
+    const std::vector<gguf::tensor_ref> tensors = part_tensors(m, 0);
+    auto w = gguf::rewrite(m, *src, plan.changes, tensors);
+    if (!w) return gguf::unexpected(std::move(w).error());
+    return gguf::plan_in_place(m, 0, *w);
+}
+
+// "fits" or why not, for a dry run.
+void print_in_place_verdict(const gguf::model& m, const gguf::metadata_edit_plan& in_place_plan, out_buffer& out) {
+    auto e = plan_in_place(m, in_place_plan);
+    if (e) {
+        if (e->padding_bytes > 0) {
+            out.print("--in-place: fits ({} bytes of padding in {})\n", e->padding_bytes, gguf::in_place_padding_key);
+        } else {
+            out.print("--in-place: fits\n");
+        }
+        return;
+    }
+    const gguf::error& err = e.error();
+    if (err.code == gguf::errc::no_room_in_place) {
+        out.print("--in-place: does not fit: {} bytes missing ({} needed, {} before the tensor data)\n",
+                  err.found - err.expected, err.found, err.expected);
+    } else {
+        out.print("--in-place: not possible: {}\n", err.description());
+    }
+}
+
+int recover() {
+    const fs::path file(opt.recover);
+    auto r = gguf::recover_in_place(file);
+    if (!r) return report(r.error());
+    const std::string name = path_text(opt.recover);
+    switch (*r) {
+        case gguf::recovery::nothing_to_do:
+            fmt::print("nothing to do: no undo journal beside {}\n", name);
+            break;
+        case gguf::recovery::rolled_back:
+            fmt::print("rolled back: {} holds the model as it was before the interrupted edit; the journal is removed\n",
+                       name);
+            break;
+        case gguf::recovery::completed:
+            fmt::print("completed: {} already held the edited model; the journal is removed\n", name);
+            break;
+    }
+    return std::fflush(stdout) == 0 ? exit_ok : exit_io;
+}
+
+int run(out_buffer& out) {
+    if (!opt.recover.empty()) return recover();
+    if (opt.path.empty()) return fail("no model given: minfer edit MODEL -o OUT [changes…]", exit_usage);
+
+    std::vector<gguf::metadata_edit> edits;
+    if (auto rc = collect(edits)) return *rc;
+    if (edits.empty())
+        return fail("no change given: use --set, --delete, --chat-template, --chat-template-file, --special-token, "
+                    "--name or --description",
+                    exit_usage);
+    if (!opt.in_place && opt.output.empty() && !opt.dry_run)
+        return fail("no output given: write a new file with -o OUT, or edit the model itself with --in-place",
+                    exit_usage);
+
+    auto opened = open_model(opt.path, false);
+    if (!opened) return report_error(opened.error());
+    const gguf::model& m = *opened;
+    const std::size_t n_parts = m.parts().size();
+
+    // An interrupted in-place edit may have left any part in a state only --recover can resolve.
+    for (const gguf::model_part& p : m.parts()) {
+        std::error_code ec;
+        const fs::path journal = gguf::undo_journal_path(p.path);
+        if (fs::exists(journal, ec)) {
+            gguf::error e;
+            e.code = gguf::errc::journal_present;
+            e.file = journal.string();
+            return report(e);
+        }
+    }
+
+    if (!opt.output.empty()) {
+        const std::optional<file_id> out_id = id_of(opt.output);
+        bool is_input = false;
+        bool is_first = false;
+        for (std::size_t i = 0; i < n_parts && out_id; ++i) {
+            if (id_of(m.parts()[i].path) == out_id) {
+                is_input = true;
+                is_first = i == 0;
+            }
+        }
+        if (opt.in_place) {
+            if (!is_first)
+                return fail(fmt::format("--in-place edits {} itself; -o must be left out or name that file",
+                                        path_text(opt.path)),
+                            exit_usage);
+        } else {
+            if (is_input)
+                return fail(fmt::format("the output {} is the input model{}: a rewrite never replaces its input; "
+                                        "write another file, or edit this one with --in-place",
+                                        path_text(opt.output), n_parts > 1 ? " (one of its split parts)" : ""),
+                            exit_usage);
+            if (n_parts > 1)
+                return fail(fmt::format("{} is part 1 of a split set of {} parts; -o would write a lone part 1 that "
+                                        "loads only beside the other parts. Edit the set with --in-place (part 1 "
+                                        "holds the metadata), or merge it first (minfer merge)",
+                                        path_text(opt.path), n_parts),
+                            exit_usage);
+            if (out_id && !opt.force)
+                return fail(fmt::format("the output {} exists; add --force to replace it", path_text(opt.output)),
+                            exit_usage);
+        }
+    }
+
+    gguf::metadata_edit_options options;
+    options.drop_padding = !opt.in_place;
+    auto plan = gguf::plan_metadata_edit(m, edits, options);
+    if (!plan) return report(plan.error());
+    print_warnings(*plan);
+
+    if (opt.dry_run) {
+        out.write(diff_text_of(*plan));
+        if (opt.in_place) {
+            print_in_place_verdict(m, *plan, out);
+        } else {
+            auto in_place = gguf::plan_metadata_edit(m, edits, gguf::metadata_edit_options{false});
+            if (!in_place) return report(in_place.error());
+            print_in_place_verdict(m, *in_place, out);
+        }
+        out.print("dry run: nothing written\n");
+        return exit_ok;
+    }
+
+    if (opt.in_place) {
+        auto edit = plan_in_place(m, *plan);
+        if (!edit) return report(edit.error());
+        // The diff's old values are views into the input's mapping, which the edit overwrites:
+        // render them first, print them once the edit is done.
+        std::string diff;
+        if (!opt.quiet) diff = diff_text_of(*plan);
+        auto done = gguf::apply_in_place(*edit);
+        if (!done) return report(done.error());
+        if (!opt.quiet) {
+            out.write(diff);
+            out.print("edited {} in place: {} bytes of header rewritten, tensor data untouched ({} bytes of "
+                      "padding)\n",
+                      path_text(edit->file.string()), edit->new_head.size(), edit->padding_bytes);
+        }
+        return exit_ok;
+    }
+
+    auto src = gguf::model_source::open(m);
+    if (!src) return report(src.error());
+    auto w = gguf::rewrite(m, *src, plan->changes, m.tensors());
+    if (!w) return report(w.error());
+    progress line("writing " + gguf::escape(opt.output), opt.quiet);
+    gguf::write_options wo;
+    // Without --force the kernel decides atomically that the output does not exist (no check-then-write race).
+    wo.file.replace_existing = opt.force;
+    wo.progress = line.callback();
+    auto written = w->write(fs::path(opt.output), wo);
+    line.finish();
+    if (!written) {
+        const gguf::error& e = written.error();
+        if (e.code == gguf::errc::io_error && e.sys_errno == EEXIST && !opt.force)
+            return fail(fmt::format("the output {} exists; add --force to replace it", path_text(opt.output)),
+                        exit_usage);
+        return report(e);
+    }
+    if (!opt.quiet) {
+        out.write(diff_text_of(*plan));
+        std::error_code ec;
+        const auto size = fs::file_size(fs::path(opt.output), ec);
+        out.print("wrote {} ({} bytes, {} tensors)\n", path_text(opt.output), ec ? 0 : size, m.tensors().size());
+    }
+    return exit_ok;
+}
+
+}  // namespace
+
+void edit_add_options(CLI::App& sub) {
+    edit_app = &sub;
+    sub.add_option("model", opt.path, "The .gguf file to edit, or part 1 of a split set (with --in-place)");
+    sub.add_option("-o,--output", opt.output,
+                   "Write the edited model to this new file (atomically; tensor bytes copied by the kernel)");
+    change_opt.set = sub.add_option("--set", opt.sets,
+                                    "KEY=VALUE: change an existing key, keeping its type; KEY:TYPE=VALUE: add a key "
+                                    "or change its type (TYPE: u8 i8 u16 i16 u32 i32 u64 i64 f32 f64 bool str). "
+                                    "Repeatable");
+    change_opt.del = sub.add_option("--delete", opt.deletes, "Remove a key (it must exist). Repeatable");
+    change_opt.chat_template = sub.add_option("--chat-template", opt.chat_template,
+                                              "Replace the chat template (every tokenizer.chat_template* key goes, "
+                                              "named templates too)");
+    change_opt.chat_template_file =
+        sub.add_option("--chat-template-file", opt.chat_template_file,
+                       "Replace the chat template with a file's contents (UTF-8; - reads standard input)")
+            ->excludes(change_opt.chat_template);
+    change_opt.chat_template->excludes(change_opt.chat_template_file);
+    change_opt.special_token =
+        sub.add_option("--special-token", opt.special_tokens,
+                       "NAME TOKEN: set tokenizer.ggml.<NAME>_token_id (bos eos eot eom unk sep pad cls mask fim_pre "
+                       "fim_suf fim_mid fim_pad fim_rep fim_sep, or a full key) to a token's id, given as the id or "
+                       "the token's text. Repeatable")
+            ->expected(2)
+            ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+            ->type_name("ARG");
+    change_opt.name = sub.add_option("--name", opt.name, "Set general.name");
+    change_opt.description = sub.add_option("--description", opt.description, "Set general.description");
+    sub.add_flag("--dry-run", opt.dry_run,
+                 "Print the changes and whether --in-place would fit; write nothing");
+    sub.add_flag("--force", opt.force, "Replace the output file if it exists");
+    sub.add_flag("--in-place", opt.in_place,
+                 "Rewrite only the model's header and metadata, keeping its tensor data where it is (journaled; "
+                 "refused when the new metadata does not fit)");
+    sub.add_flag("--quiet", opt.quiet, "No progress line and no summary (errors and warnings still go to stderr)");
+    sub.add_option("--recover", opt.recover,
+                   "Resolve an interrupted --in-place edit of FILE from its undo journal, and nothing else")
+        ->type_name("FILE")
+        ->excludes("model")
+        ->excludes("--output")
+        ->excludes("--in-place")
+        ->excludes("--dry-run");
+}
+
+int edit_run() {
+    out_buffer out;
+    int code = exit_ok;
+    try {
+        code = run(out);
+    } catch (const std::bad_alloc&) {
+        out.flush();
+        std::fputs("Error: out of memory\n", stderr);
+        return exit_io;
+    }
+    if (!out.flush()) {
+        fmt::print(stderr, "Error: cannot write to standard output\n");
+        return exit_io;
+    }
+    return code;
+}
+
+}  // namespace minfer::cli
