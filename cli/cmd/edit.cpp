@@ -405,6 +405,17 @@ int run(out_buffer& out) {
 
 void edit_add_options(CLI::App& sub) {
     edit_app = &sub;
+    sub.footer(
+        "Changes apply in the order given. A dry run prints them (and whether --in-place would fit) and writes "
+        "nothing.\n\n"
+        "Exit codes:\n"
+        "  0  success (also a dry run)\n"
+        "  1  the model cannot take the change: a key or token it does not have, no room in place, an undo\n"
+        "     journal beside it; or the input is not a valid GGUF model\n"
+        "  2  usage error: bad option, a value that does not parse or fit its type, an unknown type name, the\n"
+        "     output exists (without --force) or is the input\n"
+        "  3  I/O error: the input, a split part or a template file cannot be read, the output cannot be\n"
+        "     written (disk full, permission), out of memory\n");
     sub.add_option("model", opt.path, "The .gguf file to edit, or part 1 of a split set (with --in-place)");
     sub.add_option("-o,--output", opt.output,
                    "Write the edited model to this new file (atomically; tensor bytes copied by the kernel)");
