@@ -274,7 +274,14 @@ int recover() {
 }
 
 int run(out_buffer& out) {
-    if (!opt.recover.empty()) return recover();
+    if (!opt.recover.empty()) {
+        for (const CLI::Option* o : {change_opt.set, change_opt.del, change_opt.name, change_opt.description,
+                                     change_opt.chat_template, change_opt.chat_template_file, change_opt.special_token})
+            if (o->count() > 0)
+                return fail("--recover resolves an interrupted edit and takes no change; run the edit afterwards",
+                            exit_usage);
+        return recover();
+    }
     if (opt.path.empty()) return fail("no model given: minfer edit MODEL -o OUT [changes…]", exit_usage);
 
     std::vector<gguf::metadata_edit> edits;

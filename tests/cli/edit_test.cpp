@@ -571,6 +571,10 @@ TEST(CliEditInPlace, Recover) {
     EXPECT_EQ(r.rc, 0) << r.err;
     EXPECT_EQ(r.out, "nothing to do: no undo journal beside '" + in.string() + "'\n");
     EXPECT_EQ(run({"edit", "--recover", in.string(), "--in-place"}).rc, 2);
+    const run_result with_change = run({"edit", "--recover", in.string(), "--name", "x"});
+    EXPECT_EQ(with_change.rc, 2);
+    EXPECT_EQ(with_change.err, "Error: --recover resolves an interrupted edit and takes no change; run the edit "
+                               "afterwards\n");
 
     // A journal beside the model stops every edit until it is resolved.
     const fs::path journal = gguf::undo_journal_path(in);
