@@ -11,7 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "llama_ref/llama_ref.hpp"
 #include "minfer/gguf.hpp"
+#include "minfer/gguf_write/in_place.hpp"
 #include "minfer/gguf_write/metadata_edit.hpp"
 #include "minfer/gguf_write/model_source.hpp"
 #include "minfer/gguf_write/rewrite.hpp"
@@ -399,6 +401,109 @@ TEST_F(MetadataEdit, RewriteThroughThePlan) {
     EXPECT_EQ(keys, want);
     ASSERT_EQ(o.tensors().size(), 1u);
     EXPECT_EQ(o.tensors()[0].info->name, "a.weight");
+}
+
+// llama.cpp's own gguf reader reads what an edit writes, as a new file and in place (with the
+// padding key): the edited values, the tensors at their offsets, the same data offset in place.
+// Skipped when no llama.cpp library is named ($MINFER_LLAMA_LIB, scripts/llama-ref.sh).
+namespace lr = minfer::llama_ref;
+
+struct llama_ctx {
+    const lr::llama_api& api;
+    lr::gguf_context* ctx;
+    ~llama_ctx() {
+        if (ctx != nullptr) api.gguf_free(ctx);
+    }
+    std::int64_t key(std::string_view k) const {
+        for (std::int64_t i = 0; i < api.gguf_get_n_kv(ctx); ++i)
+            if (k == api.gguf_get_key(ctx, i)) return i;
+        return -1;
+    }
+};
+
+TEST_F(MetadataEdit, LlamaCppReadsEditedFiles) {
+    std::string why;
+    const lr::llama_lib* lib = lr::llama_lib::require(lr::part::gguf_read, why);
+    if (lib == nullptr) {
+        if (lr::llama_lib::configured()) FAIL() << why;
+        GTEST_SKIP() << why;
+    }
+    const lr::llama_api& api = lib->api();
+
+    // A model with room to shrink, edited in place, and the same edit written as a new file.
+    const fs::path in = dir_ / "ref.gguf";
+    {
+        writer w;
+        w.set_string("general.architecture", "llama");
+        w.set_string("general.description", std::string(300, 'd'));
+        const std::vector<std::string> toks{"<s>", "</s>", "x"};
+        w.set_strings("tokenizer.ggml.tokens", std::span<const std::string>(toks));
+        std::vector<float> data(64);
+        for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<float>(i);
+        const std::array<std::int64_t, 1> ne{64};
+        w.add_tensor("a.weight", tensor_type::f32, ne, std::as_bytes(std::span<const float>(data)));
+        w.add_tensor("b.weight", tensor_type::f32, ne, std::as_bytes(std::span<const float>(data)));
+        ASSERT_TRUE(w.write(in));
+    }
+    const std::vector<metadata_edit> edits{metadata_edit::description("short"),
+                                           metadata_edit::special_token("eos", "</s>"),
+                                           metadata_edit::set_typed("x.f64", value_type::f64, "0.25")};
+    const fs::path out = dir_ / "ref-out.gguf";
+    const fs::path ip = dir_ / "ref-ip.gguf";
+    std::uint64_t data_offset = 0;
+    {
+        const model m = open(in);
+        data_offset = m.metadata().data_offset();
+        auto plan = plan_metadata_edit(m, edits);
+        ASSERT_TRUE(plan);
+        auto src = model_source::open(m);
+        ASSERT_TRUE(src);
+        auto w = rewrite(m, *src, plan->changes, m.tensors());
+        ASSERT_TRUE(w);
+        ASSERT_TRUE(w->write(out));
+    }
+    fs::copy_file(in, ip, fs::copy_options::overwrite_existing);
+    {
+        const model m = open(ip);
+        auto plan = plan_metadata_edit(m, edits, metadata_edit_options{false});
+        ASSERT_TRUE(plan);
+        auto src = model_source::open(m);
+        ASSERT_TRUE(src);
+        auto w = rewrite(m, *src, plan->changes, m.tensors());
+        ASSERT_TRUE(w);
+        auto e = plan_in_place(m, 0, *w);
+        ASSERT_TRUE(e) << e.error().message();
+        EXPECT_GT(e->padding_bytes, 0u);
+        ASSERT_TRUE(apply_in_place(*e));
+    }
+    for (const fs::path& p : {out, ip}) {
+        SCOPED_TRACE(p.string());
+        const llama_ctx c{api, api.gguf_init_from_file(p.c_str(), {true, nullptr})};
+        ASSERT_NE(c.ctx, nullptr);
+        ASSERT_GE(c.key("general.description"), 0);
+        EXPECT_STREQ(api.gguf_get_val_str(c.ctx, c.key("general.description")), "short");
+        ASSERT_GE(c.key("tokenizer.ggml.eos_token_id"), 0);
+        EXPECT_EQ(api.gguf_get_val_u32(c.ctx, c.key("tokenizer.ggml.eos_token_id")), 1u);
+        ASSERT_GE(c.key("x.f64"), 0);
+        EXPECT_EQ(api.gguf_get_val_f64(c.ctx, c.key("x.f64")), 0.25);
+        EXPECT_EQ(c.key(in_place_padding_key) >= 0, p == ip);
+        ASSERT_EQ(api.gguf_get_n_tensors(c.ctx), 2);
+        EXPECT_EQ(api.gguf_get_tensor_offset(c.ctx, 1), 256u);
+        if (p == ip) {
+            EXPECT_EQ(api.gguf_get_data_offset(c.ctx), data_offset);
+        }
+    }
+    // The tensor bytes are the input's.
+    const model a = open(in);
+    for (const fs::path& p : {out, ip}) {
+        const model b = open(p);
+        for (std::size_t i = 0; i < a.tensors().size(); ++i) {
+            const auto x = a.tensor_data(a.tensors()[i]);
+            const auto y = b.tensor_data(b.tensors()[i]);
+            ASSERT_EQ(x.size(), y.size());
+            EXPECT_EQ(std::memcmp(x.data(), y.data(), x.size()), 0);
+        }
+    }
 }
 
 }  // namespace
