@@ -5,6 +5,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdlib>
+
 #include "cli_support.hpp"
 #include "minfer/gguf_write/in_place.hpp"
 
@@ -244,6 +246,30 @@ TEST(CliEdit, ChatTemplateFile) {
     const run_result both = run({"edit", in_name(), "-o", out.string(), "--force", "--chat-template", "x",
                                  "--chat-template-file", tpl.string()});
     EXPECT_EQ(both.rc, 2);
+}
+
+TEST(CliEdit, ChatTemplateFromStdin) {
+    const fs::path in = fresh("stdin.gguf");
+    const fs::path out = edit_dir() / "stdin-out.gguf";
+    fs::remove(out);
+    const std::string cmd = "printf '{{ from stdin }}' | '" + std::string(MINFER_EXE) + "' edit '" + in.string() +
+                            "' -o '" + out.string() + "' --quiet --chat-template-file -";
+    const int status = std::system(cmd.c_str());
+    ASSERT_TRUE(WIFEXITED(status));
+    ASSERT_EQ(WEXITSTATUS(status), 0);
+    EXPECT_EQ(string_of(out, "tokenizer.chat_template"), "{{ from stdin }}");
+}
+
+TEST(CliEdit, OutputCannotBeWritten) {
+    const fs::path in = fresh("nowrite.gguf");
+    const fs::path out = edit_dir() / "no-such-dir" / "out.gguf";
+    const run_result r = run({"edit", in.string(), "-o", out.string(), "--name", "x"});
+    EXPECT_EQ(r.rc, 3);
+    const std::vector<std::string> lines = lines_of(r.err);
+    ASSERT_EQ(lines.size(), 1u) << r.err;
+    EXPECT_TRUE(lines[0].starts_with("Error: ")) << lines[0];
+    EXPECT_NE(lines[0].find("[io_error]"), std::string::npos) << lines[0];
+    EXPECT_EQ(r.out, "");
 }
 
 TEST(CliEdit, LongStringsAreCutInTheDiff) {
