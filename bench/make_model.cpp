@@ -29,7 +29,9 @@ int main(int argc, char** argv) {
 
     gg::writer w;
     w.set_string("general.architecture", "llama");
-    w.set_string("general.name", "toolbox benchmark model");
+    // A long name, so that the benchmark's in-place edits (shorter names) fit without a reserve.
+    w.set_string("general.name", "toolbox benchmark model, with a name long enough that shorter names can be "
+                                 "set in place, padded by the slack");
     w.set_u32("llama.block_count", static_cast<std::uint32_t>(n_tensors));
     w.set_u32("llama.context_length", 4096);
     w.set_u32("llama.embedding_length", 4096);
