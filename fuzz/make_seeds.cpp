@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "minfer/gguf_write/writer.hpp"
+#include "journal_model.hpp"
 
 namespace fs = std::filesystem;
 namespace gguf = minfer::gguf;
@@ -92,7 +93,7 @@ int main(int argc, char** argv) {
         return 2;
     }
     const fs::path out(argv[1]);
-    for (const char* d : {"parse", "access", "split"}) fs::create_directories(out / d);
+    for (const char* d : {"parse", "access", "split", "journal"}) fs::create_directories(out / d);
     const std::vector<std::pair<std::string, std::vector<std::byte>>> files{
         {"empty", bytes_of(gguf::writer{})},
         {"values", bytes_of(all_values())},
@@ -107,6 +108,19 @@ int main(int argc, char** argv) {
     }
     save(out / "split" / "two-parts.bin", split_input(2));
     save(out / "split" / "three-parts.bin", split_input(3));
+    // Journals of fuzz_journal's model: its own head as old, a renamed head as new (same size when
+    // the name has the same length), with each flag combination.
+    {
+        const auto old_head = bytes_of(minfer::fuzz::journal_model("fuzz"));
+        const auto new_head = bytes_of(minfer::fuzz::journal_model("zzuf"));
+        auto d = old_head.begin() + static_cast<std::ptrdiff_t>(old_head.size() - 64);  // data: 64 bytes
+        const std::vector<std::byte> oh(old_head.begin(), d);
+        const std::vector<std::byte> nh(new_head.begin(), new_head.begin() + static_cast<std::ptrdiff_t>(oh.size()));
+        const auto j = minfer::fuzz::journal_bytes(old_head.size(), oh, nh);
+        for (char flags : {'\0', '\1', '\2', '\3'})
+            save(out / "journal" / ("journal-" + std::to_string(int(flags)) + ".bin"), j, std::string_view(&flags, 1));
+        save(out / "journal" / "short.bin", std::vector<std::byte>(12), std::string_view("\1", 1));
+    }
     std::printf("make_seeds: wrote %zu files per target to %s\n", files.size(), out.c_str());
     return 0;
 }

@@ -33,9 +33,11 @@ status=0
 for t in "${targets[@]}"; do
   corpus=build/fuzz/corpus/$t; findings=build/fuzz/findings/$t
   mkdir -p "$corpus" "$findings"
-  cp -n "$seeds/$t"/* "$corpus"/ 2>/dev/null || true
-  cp -n fuzz/corpus/"$t"/* "$corpus"/ 2>/dev/null || true
-  [ "$t" = access ] || cp -n ../shared/fixtures/real/*.gguf "$corpus"/ 2>/dev/null || true
+  seed_dir=$t  # targets that read GGUF files share the parse seeds (fuzz/CMakeLists.txt says the same)
+  case $t in roundtrip|edit) seed_dir=parse ;; esac
+  cp -n "$seeds/$seed_dir"/* "$corpus"/ 2>/dev/null || true
+  cp -n fuzz/corpus/"$seed_dir"/* "$corpus"/ 2>/dev/null || true
+  case $t in access|journal) ;; *) cp -n ../shared/fixtures/real/*.gguf "$corpus"/ 2>/dev/null || true ;; esac
   echo "== fuzz_$t for ${secs}s"
   if ! build/fuzz/fuzz/fuzz_"$t" "$corpus" -dict=fuzz/gguf.dict -max_total_time="$secs" -max_len=65536 \
       -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 -artifact_prefix="$findings/" > "$findings/log.txt" 2>&1; then

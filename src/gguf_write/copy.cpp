@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -49,7 +50,10 @@ copy_status read_all(int fd, std::span<std::byte> out, std::uint64_t offset) noe
     return s;
 }
 
-copy_status copy_range(int in, std::uint64_t in_offset, int out, std::uint64_t out_offset, std::uint64_t length,
+namespace {
+
+// Every byte of the range, holes included.
+copy_status copy_dense(int in, std::uint64_t in_offset, int out, std::uint64_t out_offset, std::uint64_t length,
                        bool& kernel, std::span<std::byte> chunk) noexcept {
     copy_status s;
     while (kernel && s.done < length) {
@@ -93,6 +97,51 @@ copy_status copy_range(int in, std::uint64_t in_offset, int out, std::uint64_t o
         }
         s.done += n;
     }
+    return s;
+}
+
+}  // namespace
+
+// The output is a fresh file, whose unwritten ranges read as zeros, so the source's holes (a sparse
+// model, zero tensors of a converter) are skipped rather than copied: they stay holes, cost no disk
+// and no time, as `cp` keeps them. SEEK_DATA/SEEK_HOLE find them; a filesystem without them (EINVAL,
+// ENOTSUP) gets the dense copy.
+copy_status copy_range(int in, std::uint64_t in_offset, int out, std::uint64_t out_offset, std::uint64_t length,
+                       bool& kernel, std::span<std::byte> chunk) noexcept {
+    struct stat st {};
+    if (::fstat(in, &st) != 0 || !S_ISREG(st.st_mode))
+        return copy_dense(in, in_offset, out, out_offset, length, kernel, chunk);
+    const auto size = static_cast<std::uint64_t>(st.st_size);
+    if (in_offset > size || length > size - in_offset) {
+        // The source ends inside the range: copy what exists, then report the short source.
+        const std::uint64_t have = in_offset > size ? 0 : size - in_offset;
+        copy_status s = copy_range(in, in_offset, out, out_offset, have, kernel, chunk);
+        if (s.ok()) s.failed = copy_status::what::short_source;
+        return s;
+    }
+    const std::uint64_t end = in_offset + length;
+    std::uint64_t pos = in_offset;
+    while (pos < end) {
+        const off_t data = ::lseek(in, static_cast<off_t>(pos), SEEK_DATA);
+        if (data < 0) {
+            if (errno == ENXIO) break;  // a hole up to the end of the file
+            return copy_dense(in, pos, out, out_offset + (pos - in_offset), end - pos, kernel, chunk);
+        }
+        const auto data_start = static_cast<std::uint64_t>(data);
+        if (data_start >= end) break;
+        const off_t hole = ::lseek(in, data, SEEK_HOLE);
+        const std::uint64_t data_end =
+            hole < 0 ? end : std::min<std::uint64_t>(static_cast<std::uint64_t>(hole), end);
+        copy_status c = copy_dense(in, data_start, out, out_offset + (data_start - in_offset), data_end - data_start,
+                                   kernel, chunk);
+        if (!c.ok()) {
+            c.done += data_start - in_offset;
+            return c;
+        }
+        pos = data_end;
+    }
+    copy_status s;
+    s.done = length;
     return s;
 }
 

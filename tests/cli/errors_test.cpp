@@ -110,4 +110,22 @@ TEST(CliErrors, OutOfMemoryIsAnErrorNotAnAbort) {
 #endif
 }
 
+// An undo journal beside a model means an in-place edit was interrupted: every command that opens
+// the model says so (the header may be partly new), and how to resolve it.
+TEST(CliErrors, AnInterruptedInPlaceEditIsReported) {
+    const fs::path dir = temp_root() / "journal";
+    fs::create_directories(dir);
+    const fs::path m = dir / "m.gguf";
+    fs::copy_file(fx().model, m, fs::copy_options::overwrite_existing);
+    const auto clean = run({"info", m.string(), "--no-tensors"});
+    EXPECT_EQ(clean.rc, 0);
+    EXPECT_EQ(clean.err, "");
+    write_file(fs::path(m.string() + ".minfer-undo"), "x");
+    const auto r = run({"info", m.string(), "--no-tensors"});
+    EXPECT_EQ(r.rc, 0);
+    EXPECT_NE(r.err.find("Warning: an interrupted in-place edit left"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("minfer edit --recover \"" + m.string() + "\""), std::string::npos) << r.err;
+    fs::remove_all(dir);
+}
+
 }  // namespace minfer_cli_test

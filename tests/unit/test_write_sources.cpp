@@ -445,3 +445,46 @@ TEST(WriteSources, ACallbackErrorEndsTheWrite) {
 }
 
 }  // namespace
+
+// A file-range source with holes (a sparse model) is copied as data where it has data and as holes
+// where it has holes: the same bytes, and no disk for the zeros — by the kernel path and the pread
+// path alike.
+TEST(WriteSources, HolesInAFileSourceStayHoles) {
+    temp_dir dir;
+    const fs::path src = dir / "sparse.bin";
+    constexpr std::uint64_t size = std::uint64_t{64} << 20;  // 64 MiB, 16 f32 tensors of 4 MiB
+    {
+        const int fd = ::open(src.c_str(), O_CREAT | O_WRONLY | O_TRUNC, 0644);
+        ASSERT_GE(fd, 0);
+        ASSERT_EQ(::ftruncate(fd, static_cast<off_t>(size)), 0);
+        // Data at the start, in the middle of a tensor, and at the very end.
+        const bytes data = random_bytes(8192, 5);
+        for (std::uint64_t at : {std::uint64_t{0}, std::uint64_t{20} << 20, size - 8192})
+            ASSERT_EQ(::pwrite(fd, data.data(), data.size(), static_cast<off_t>(at)), 8192);
+        ::close(fd);
+    }
+    const bytes whole = read_file(src);
+    for (bool kernel : {true, false}) {
+        SCOPED_TRACE(kernel ? "copy_file_range" : "pread/pwrite");
+        writer w;
+        w.set_string("general.architecture", "test");
+        const std::int64_t ne[] = {1 << 20};
+        for (int i = 0; i < 16; ++i)
+            w.add_tensor("t" + std::to_string(i), tensor_type::f32, ne,
+                         tensor_source::file_range(src, std::uint64_t(i) << 22, std::uint64_t{1} << 22));
+        const fs::path out = dir / (kernel ? "k.gguf" : "p.gguf");
+        write_options o;
+        o.kernel_copy = kernel;
+        ASSERT_TRUE(w.write(out, o).has_value());
+        auto m = model::open(out);
+        ASSERT_TRUE(m.has_value());
+        for (int i = 0; i < 16; ++i) {
+            const auto got = m->tensor_data(*m->find_tensor("t" + std::to_string(i)));
+            ASSERT_TRUE(std::equal(got.begin(), got.end(), whole.begin() + (std::ptrdiff_t{i} << 22))) << i;
+        }
+        struct stat st {};
+        ASSERT_EQ(::stat(out.c_str(), &st), 0);
+        const auto allocated = static_cast<std::uint64_t>(st.st_blocks) * 512;
+        EXPECT_LT(allocated, std::uint64_t{4} << 20) << "the holes were written as zeros";
+    }
+}
