@@ -56,18 +56,6 @@ int fail(std::string_view message, int code) {
     return code;
 }
 
-// Exit codes of the library's errors: a value on the command line that is wrong is a usage error;
-// what the file cannot honour (a key or token it lacks, no room in place) is 1; I/O is 3.
-int code_for(const gguf::error& e) noexcept {
-    switch (e.code) {
-        case gguf::errc::bad_value_text: return exit_usage;
-        case gguf::errc::io_error:
-        case gguf::errc::split_part_missing:
-        case gguf::errc::out_of_memory: return exit_io;
-        default: return exit_parse;
-    }
-}
-
 int report(const gguf::error& e) {
     std::string m = e.message();
     // Some descriptions leave the detail out (key_not_found: the accessors' wording); an edit's
@@ -76,7 +64,9 @@ int report(const gguf::error& e) {
         const std::size_t code_at = m.rfind(" [");
         m.insert(code_at == std::string::npos ? m.size() : code_at, "; " + e.detail);
     }
-    return fail(m, code_for(e));
+    // exit_code_for: a value on the command line that is wrong (bad_value_text) is a usage error;
+    // what the file cannot honour (a key or token it lacks, no room in place) is 1; I/O is 3.
+    return fail(m, exit_code_for(e));
 }
 
 struct file_id {
@@ -294,22 +284,24 @@ int run(out_buffer& out) {
         return fail("no output given: write a new file with -o OUT, or edit the model itself with --in-place",
                     exit_usage);
 
+    // An interrupted in-place edit may have left the model in a state only --recover can resolve:
+    // refuse before opening it (open_model would only warn), and for the other parts of a set after.
+    const auto journal_beside = [](const fs::path& p) -> std::optional<int> {
+        std::error_code ec;
+        const fs::path journal = gguf::undo_journal_path(p);
+        if (!fs::exists(journal, ec)) return std::nullopt;
+        gguf::error e;
+        e.code = gguf::errc::journal_present;
+        e.file = journal.string();
+        return report(e);
+    };
+    if (auto rc = journal_beside(fs::path(opt.path))) return *rc;
     auto opened = open_model(opt.path, false);
     if (!opened) return report_error(opened.error());
     const gguf::model& m = *opened;
     const std::size_t n_parts = m.parts().size();
-
-    // An interrupted in-place edit may have left any part in a state only --recover can resolve.
-    for (const gguf::model_part& p : m.parts()) {
-        std::error_code ec;
-        const fs::path journal = gguf::undo_journal_path(p.path);
-        if (fs::exists(journal, ec)) {
-            gguf::error e;
-            e.code = gguf::errc::journal_present;
-            e.file = journal.string();
-            return report(e);
-        }
-    }
+    for (const gguf::model_part& p : m.parts())
+        if (auto rc = journal_beside(p.path)) return *rc;
 
     if (!opt.output.empty()) {
         const std::optional<file_id> out_id = id_of(opt.output);
