@@ -189,7 +189,7 @@ public:
         const slot* s = touched(key);
         return s != nullptr ? s->present : m_.find(key) != nullptr;
     }
-    // The current type, and whether it is an array (only input records can be).
+    // The input's record when no edit has touched the key yet (only those can be arrays).
     const kv* original_if_current(std::string_view key) const {
         return touched(key) == nullptr ? m_.find(key) : nullptr;
     }
@@ -214,7 +214,7 @@ public:
     void erase_prefix(std::string_view prefix) {
         for (const kv& r : m_.metadata().metadata())
             if (r.key.starts_with(prefix)) erase(r.key);
-        // Copy: erase() may not add keys here (each is already a slot), but iterate over a snapshot anyway.
+        // Keys earlier edits added. A snapshot: erase() appends to order_ when it makes a slot.
         const std::vector<std::string> keys = order_;
         for (const std::string& k : keys)
             if (std::string_view(k).starts_with(prefix)) erase(k);
