@@ -31,6 +31,12 @@ constexpr std::array commands{
             "Open a GGUF model (single file or part 1 of a split set), verify it and print its metadata, tensor "
             "table and totals",
             minfer::cli::info_add_options, minfer::cli::info_run},
+    command{"split",
+            "Write a model as a split set (<prefix>-00001-of-0000N.gguf, ...) by tensor count or by a hard size "
+            "limit per part file, with llama-gguf-split's split keys",
+            minfer::cli::split_add_options, minfer::cli::split_run},
+    command{"merge", "Merge a split set (given its part 1) into one .gguf file without split keys",
+            minfer::cli::merge_add_options, minfer::cli::merge_run},
 };
 
 }  // namespace

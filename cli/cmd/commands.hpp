@@ -8,4 +8,10 @@ namespace minfer::cli {
 void info_add_options(CLI::App& sub);
 int info_run();
 
+void split_add_options(CLI::App& sub);
+int split_run();
+
+void merge_add_options(CLI::App& sub);
+int merge_run();
+
 }  // namespace minfer::cli
