@@ -43,6 +43,9 @@ struct split_cli_options {
 };
 
 split_cli_options opt;  // filled by CLI11 during parsing, read by split_run()
+// Whether each limit was given (an empty value given is an error, not "absent").
+CLI::Option* max_tensors_opt = nullptr;
+CLI::Option* max_size_opt = nullptr;
 
 int usage_error(const std::string& message) {
     fmt::print(stderr, "Error: {}\n", message);
@@ -188,13 +191,13 @@ void remove_written(const std::vector<std::string>& written) {
 int run(out_buffer& out) {
     gguf::split_options so;
     so.no_tensor_first_split = opt.no_tensor_first_split;
-    if (!opt.max_tensors.empty()) {
+    if (max_tensors_opt != nullptr && max_tensors_opt->count() > 0) {
         const auto n = parse_count(opt.max_tensors);
         if (!n) return usage_error("--split-max-tensors: '" + gguf::escape(opt.max_tensors) + "' is not a whole number");
         if (*n == 0) return usage_error("--split-max-tensors must be at least 1");
         so.max_tensors = *n;
     }
-    if (!opt.max_size.empty()) {
+    if (max_size_opt != nullptr && max_size_opt->count() > 0) {
         std::string why;
         const auto n = parse_split_size(opt.max_size, why);
         if (!n) return usage_error("--split-max-size: '" + gguf::escape(opt.max_size) + "': " + why);
@@ -304,6 +307,8 @@ void split_add_options(CLI::App& sub) {
                                 "G, T (10^3..10^12) or KiB, MiB, GiB, TiB (2^10..2^40), e.g. 2G, 1.5GiB, 500000");
     tensors->excludes(size);
     size->excludes(tensors);
+    max_tensors_opt = tensors;
+    max_size_opt = size;
     sub.add_flag("--no-tensor-first-split", opt.no_tensor_first_split,
                  "Part 1 holds only the metadata, no tensor");
     sub.add_flag("--dry-run", opt.dry_run, "Print the plan (each part's name, tensors, size) and write nothing");
