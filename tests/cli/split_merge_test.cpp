@@ -369,6 +369,23 @@ TEST(CliSplit, ResplitASplitSet) {
     EXPECT_EQ(slurp(d / "m.gguf"), slurp(in));
 }
 
+TEST(CliSplit, TooManyPartsIsAUsageError) {
+    const fs::path d = fresh_dir("toomany");
+    gguf::writer w;
+    w.set_string("general.architecture", "llama");
+    const std::array<std::int64_t, 1> ne{1};
+    for (int i = 0; i < 65535; ++i) w.add_zero_tensor("t" + std::to_string(i), gguf::tensor_type::f32, ne);
+    must_write(w, d / "in.gguf");
+    // 65535 one-tensor parts fit split.count; a metadata-only part 1 in front is one too many.
+    auto r = run({"split", (d / "in.gguf").string(), (d / "o").string(), "--split-max-tensors", "1", "--dry-run"});
+    EXPECT_EQ(r.rc, 0) << r.err;
+    EXPECT_EQ(r.out.rfind("Would write 65535 parts, 65535 tensors, ", 0), 0u);
+    r = run({"split", (d / "in.gguf").string(), (d / "o").string(), "--split-max-tensors", "1", "--no-tensor-first-split"});
+    EXPECT_EQ(r.rc, 2);
+    EXPECT_EQ(r.err, "Error: the split needs 65536 parts but split.count (u16) can count at most 65535 [too_many_parts]\n");
+    EXPECT_EQ(listing(d), std::set<std::string>{"in.gguf"});
+}
+
 TEST(CliSplit, InvalidInput) {
     const fs::path d = fresh_dir("badin");
     EXPECT_EQ(run({"split", fx().bad_magic.string(), (d / "o").string()}).rc, 1);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "gguf_bytes.hpp"
+#include "llama_ref/llama_ref.hpp"
 #include "minfer/gguf_write/merge.hpp"
 #include "minfer/gguf_write/rewrite.hpp"
 #include "minfer/gguf_write/split_plan.hpp"
@@ -543,6 +544,81 @@ TEST(Merge, WarnsAboutMetadataOfLaterParts) {
     ASSERT_EQ(r->size(), 1u);  // general.alignment and the split keys are expected there
     EXPECT_EQ((*r)[0].part, 2u);
     EXPECT_EQ((*r)[0].key, "general.name");
+}
+
+// ---- llama.cpp ----------------------------------------------------------------------------------
+
+namespace llama_part = minfer::llama_ref::part;
+
+// Each part, rebuilt with llama.cpp's own gguf writer the way llama-gguf-split builds it (part 1:
+// the input's keys in order, then split.no, split.tensors.count, split.count; later parts: the
+// split keys only; the tensors of the part with their data), is byte for byte our part.
+TEST(SplitReference, PartsAreWhatLlamaWriterWrites) {
+    MINFER_REQUIRE_LLAMA_PARTS(lib, llama_part::gguf_read | llama_part::gguf_write | llama_part::ggml_tensors);
+    const auto& a = lib->api();
+    temp_dir d;
+    const model m = open_ok(write_model(d / "m.gguf", mixed_tensors(7)));
+    split_options o;
+    o.max_tensors = 3;
+    const split_plan sp = plan_ok(m, o);
+    ASSERT_EQ(sp.part_count(), 3u);
+    write_parts(m, sp, d.path(), "ours");
+    for (std::uint32_t i = 0; i < sp.part_count(); ++i) {
+        minfer::llama_ref::gguf_context* ctx = a.gguf_init_empty();
+        ASSERT_NE(ctx, nullptr);
+        if (i == 0) {
+            a.gguf_set_val_str(ctx, "general.architecture", "llama");
+            a.gguf_set_val_u32(ctx, "llama.block_count", 7);
+            const char* toks[] = {"a", "bb", "ccc"};
+            a.gguf_set_arr_str(ctx, "tokenizer.ggml.tokens", toks, 3);
+        }
+        a.gguf_set_val_u16(ctx, "split.no", static_cast<std::uint16_t>(i));
+        a.gguf_set_val_u16(ctx, "split.count", 0);  // llama-gguf-split's placeholder, set again below
+        a.gguf_set_val_i32(ctx, "split.tensors.count", static_cast<std::int32_t>(m.tensors().size()));
+        a.gguf_set_val_u16(ctx, "split.count", static_cast<std::uint16_t>(sp.part_count()));
+        std::size_t mem = 1024 + 16 * a.ggml_tensor_overhead();
+        minfer::llama_ref::ggml_context* g = a.ggml_init({mem, nullptr, true});
+        ASSERT_NE(g, nullptr);
+        for (const tensor_ref& t : sp.tensors_of(m, i)) {
+            const std::string name(t.info->name);
+            minfer::llama_ref::ggml_tensor* gt =
+                a.ggml_new_tensor(g, static_cast<int>(t.info->type), static_cast<int>(t.info->n_dims), t.info->ne.data());
+            ASSERT_NE(gt, nullptr);
+            a.ggml_set_name(gt, name.c_str());
+            a.gguf_add_tensor(ctx, gt);
+            a.gguf_set_tensor_data(ctx, name.c_str(), m.tensor_data(t).data());
+        }
+        const fs::path theirs = d / ("theirs" + std::to_string(i) + ".gguf");
+        const bool ok = a.gguf_write_to_file(ctx, theirs.c_str(), false);
+        a.ggml_free(g);
+        a.gguf_free(ctx);
+        ASSERT_TRUE(ok);
+        EXPECT_EQ(read_file(d / sp.part_name("ours", i)), read_file(theirs)) << "part " << i + 1;
+    }
+}
+
+// llama.cpp's parser reads every part of a 64-aligned split at alignment 64, with the data where
+// we put it (llama-gguf-split itself would pad every part to 32).
+TEST(SplitReference, LlamaReadsAlignedParts) {
+    MINFER_REQUIRE_LLAMA_PARTS(lib, llama_part::gguf_read);
+    const auto& a = lib->api();
+    temp_dir d;
+    const model m = open_ok(write_model(d / "m.gguf", mixed_tensors(7), 64));
+    split_options o;
+    o.max_tensors = 3;
+    const split_plan sp = plan_ok(m, o);
+    const fs::path p1 = write_parts(m, sp, d.path(), "al");
+    const model set = open_ok(p1);
+    for (std::uint32_t i = 0; i < sp.part_count(); ++i) {
+        minfer::llama_ref::gguf_context* ctx = a.gguf_init_from_file(sp.part_name((d / "al").string(), i).c_str(), {true, nullptr});
+        ASSERT_NE(ctx, nullptr) << "part " << i + 1 << ": " << lib->take_log();
+        EXPECT_EQ(a.gguf_get_alignment(ctx), 64u);
+        EXPECT_EQ(a.gguf_get_data_offset(ctx), set.parts()[i].view.data_offset());
+        ASSERT_EQ(a.gguf_get_n_tensors(ctx), static_cast<std::int64_t>(sp.parts()[i].count));
+        for (std::int64_t t = 0; t < a.gguf_get_n_tensors(ctx); ++t)
+            EXPECT_EQ(a.gguf_get_tensor_offset(ctx, t), set.parts()[i].view.tensors()[static_cast<std::size_t>(t)].offset);
+        a.gguf_free(ctx);
+    }
 }
 
 }  // namespace
