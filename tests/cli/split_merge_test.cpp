@@ -160,6 +160,20 @@ TEST(CliSplit, UsageErrorsExit2AndWriteNothing) {
     EXPECT_EQ(run({"merge", in.string()}).rc, 2);
 }
 
+TEST(CliSplit, Help) {
+    const auto h = run({"--help"});
+    EXPECT_NE(h.out.find("split"), std::string::npos);
+    EXPECT_NE(h.out.find("merge"), std::string::npos);
+    const auto s = run({"split", "--help"});
+    EXPECT_EQ(s.rc, 0);
+    for (const char* o : {"--split-max-tensors", "--split-max-size", "--no-tensor-first-split", "--dry-run", "--force",
+                          "--quiet", "KiB", "  2  usage error"})
+        EXPECT_NE(s.out.find(o), std::string::npos) << o;
+    const auto m = run({"merge", "--help"});
+    EXPECT_EQ(m.rc, 0);
+    for (const char* o : {"--dry-run", "--force", "--quiet"}) EXPECT_NE(m.out.find(o), std::string::npos) << o;
+}
+
 TEST(CliSplit, SizeSyntax) {
     const fs::path d = fresh_dir("sizes");
     const fs::path in = make_model(d / "in.gguf", 2);
