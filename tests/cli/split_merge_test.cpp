@@ -52,7 +52,7 @@ fs::path make_model(const fs::path& p, std::size_t n, std::optional<std::uint32_
     for (std::size_t i = 0; i < n; ++i) {
         const std::int64_t elems = i == big_at ? static_cast<std::int64_t>(big_elems) : 16 * static_cast<std::int64_t>(i % 5 + 1);
         const std::array<std::int64_t, 1> ne{elems};
-        w.add_tensor("blk." + std::to_string(i) + ".weight", gguf::tensor_type::f32, ne,
+        w.add_tensor(std::string("blk.").append(std::to_string(i)) + ".weight", gguf::tensor_type::f32, ne,
                      random_data(static_cast<std::size_t>(elems) * 4, static_cast<std::uint32_t>(i + 1)));
     }
     must_write(w, p);
@@ -184,7 +184,7 @@ TEST(CliSplit, SizeSyntax) {
     for (const auto& [text, bytes] : cases) {
         const auto r = run({"split", in.string(), (d / "o").string(), "--split-max-size", text, "--dry-run"});
         EXPECT_EQ(r.rc, 0) << text << ": " << r.err;
-        EXPECT_NE(r.out.find("; at most " + std::to_string(bytes) + " bytes per part file:"), std::string::npos)
+        EXPECT_NE(r.out.find(std::string("; at most ").append(std::to_string(bytes)) + " bytes per part file:"), std::string::npos)
             << text << ": " << r.out;
     }
 }
@@ -238,7 +238,7 @@ TEST(CliSplit, BySizeEveryPartFitsTheLimit) {
     const fs::path d = fresh_dir("size");
     const fs::path in = make_model(d / "in.gguf", 20);
     for (std::uint64_t limit : {1000u, 1500u, 2345u, 4096u}) {
-        const std::string leaf = "s" + std::to_string(limit);
+        const std::string leaf = std::string("s").append(std::to_string(limit));
         const auto r = run({"split", in.string(), (d / leaf).string(), "--split-max-size", std::to_string(limit)});
         ASSERT_EQ(r.rc, 0) << r.err;
         EXPECT_EQ(r.err, "") << limit;  // nothing oversized
@@ -249,7 +249,7 @@ TEST(CliSplit, BySizeEveryPartFitsTheLimit) {
             EXPECT_LE(fs::file_size(p), limit) << p;
             total += fs::file_size(p);
         }
-        EXPECT_NE(r.out.find(", " + std::to_string(total) + " bytes ("), std::string::npos) << r.out;
+        EXPECT_NE(r.out.find(std::string(", ").append(std::to_string(total)) + " bytes ("), std::string::npos) << r.out;
         check_set(in, parts[0], static_cast<std::uint32_t>(parts.size()));
     }
 }
@@ -269,7 +269,7 @@ TEST(CliSplit, OversizedTensorGetsItsOwnPartAndAWarning) {
     EXPECT_GT(fs::file_size(parts[1]), 1500u);
     EXPECT_LE(fs::file_size(parts[0]), 1500u);
     EXPECT_LE(fs::file_size(parts[2]), 1500u);
-    EXPECT_EQ(r.err, "Warning: part 2 (" + parts[1].string() + ") is " + std::to_string(fs::file_size(parts[1])) +
+    EXPECT_EQ(r.err, "Warning: part 2 (" + parts[1].string() + std::string(") is ").append(std::to_string(fs::file_size(parts[1]))) +
                          " bytes, over the --split-max-size limit of 1500 bytes: tensor 'blk.2.weight' does not fit\n");
     check_set(in, parts[0], 3);
 }
@@ -320,7 +320,7 @@ TEST(CliSplit, DryRunWritesNothing) {
     // The sizes it announces are the sizes a real run writes.
     ASSERT_EQ(run({"split", in.string(), (d / "o").string(), "--split-max-tensors", "2"}).rc, 0);
     for (std::uint32_t i = 0; i < 3; ++i)
-        EXPECT_NE(lines[i + 1].find(" " + std::to_string(fs::file_size(part(d, "o", i, 3))) + " bytes"), std::string::npos);
+        EXPECT_NE(lines[i + 1].find(std::string(" ").append(std::to_string(fs::file_size(part(d, "o", i, 3)))) + " bytes"), std::string::npos);
 }
 
 TEST(CliSplit, ExistingPartIsRefusedUnlessForce) {
@@ -388,7 +388,7 @@ TEST(CliSplit, TooManyPartsIsAUsageError) {
     gguf::writer w;
     w.set_string("general.architecture", "llama");
     const std::array<std::int64_t, 1> ne{1};
-    for (int i = 0; i < 65535; ++i) w.add_zero_tensor("t" + std::to_string(i), gguf::tensor_type::f32, ne);
+    for (int i = 0; i < 65535; ++i) w.add_zero_tensor(std::string("t").append(std::to_string(i)), gguf::tensor_type::f32, ne);
     must_write(w, d / "in.gguf");
     // 65535 one-tensor parts fit split.count; a metadata-only part 1 in front is one too many.
     auto r = run({"split", (d / "in.gguf").string(), (d / "o").string(), "--split-max-tensors", "1", "--dry-run"});
@@ -420,7 +420,7 @@ TEST(CliMerge, RoundTripIsByteIdentical) {
                                                          {}};
     int v = 0;
     for (const auto& opts : variants) {
-        const std::string leaf = "v" + std::to_string(v++);
+        const std::string leaf = std::string("v").append(std::to_string(v++));
         std::vector<std::string> args{"split", in.string(), (d / leaf).string(), "--quiet"};
         args.insert(args.end(), opts.begin(), opts.end());
         ASSERT_EQ(run(args).rc, 0) << leaf;
@@ -429,7 +429,7 @@ TEST(CliMerge, RoundTripIsByteIdentical) {
         const fs::path out = d / (leaf + ".merged.gguf");
         const auto r = run({"merge", parts[0].string(), out.string()});
         ASSERT_EQ(r.rc, 0) << r.err;
-        EXPECT_EQ(r.out, "Wrote " + out.string() + ": 9 tensors from " + std::to_string(parts.size()) + " part(s), " +
+        EXPECT_EQ(r.out, "Wrote " + out.string() + std::string(": 9 tensors from ").append(std::to_string(parts.size())) + " part(s), " +
                              std::to_string(fs::file_size(in)) + " bytes (" + mb_text(fs::file_size(in)) + ")\n");
         EXPECT_EQ(slurp(out), slurp(in)) << leaf;
     }
@@ -530,7 +530,7 @@ TEST(CliMerge, WarnsAboutDroppedMetadataOfLaterParts) {
         if (i == 1) w.set_string("general.name", "only in part 2");
         w.set_u16("split.no", static_cast<std::uint16_t>(i)).set_i32("split.tensors.count", 2).set_u16("split.count", 2);
         const std::array<std::int64_t, 1> ne{4};
-        w.add_zero_tensor("t" + std::to_string(i), gguf::tensor_type::f32, ne);
+        w.add_zero_tensor(std::string("t").append(std::to_string(i)), gguf::tensor_type::f32, ne);
         must_write(w, part(d, "w", i, 2));
     }
     const auto r = run({"merge", part(d, "w", 0, 2), (d / "m.gguf").string()});

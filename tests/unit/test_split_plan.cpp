@@ -31,10 +31,10 @@ std::vector<tensor_spec> mixed_tensors(std::size_t n) {
     std::vector<tensor_spec> v;
     for (std::size_t i = 0; i < n; ++i) {
         switch (i % 4) {
-            case 0: v.push_back({"blk." + std::to_string(i) + ".attn_q.weight", tensor_type::q8_0, {32, 3}}); break;
-            case 1: v.push_back({"t" + std::to_string(i), tensor_type::f32, {5}}); break;
-            case 2: v.push_back({"blk." + std::to_string(i) + ".ffn", tensor_type::f16, {40, 2, 3}}); break;
-            default: v.push_back({"x" + std::to_string(i) + ".w", tensor_type::q4_0, {64, 1, 1, 2}}); break;
+            case 0: v.push_back({std::string("blk.").append(std::to_string(i)) + ".attn_q.weight", tensor_type::q8_0, {32, 3}}); break;
+            case 1: v.push_back({std::string("t").append(std::to_string(i)), tensor_type::f32, {5}}); break;
+            case 2: v.push_back({std::string("blk.").append(std::to_string(i)) + ".ffn", tensor_type::f16, {40, 2, 3}}); break;
+            default: v.push_back({std::string("x").append(std::to_string(i)) + ".w", tensor_type::q4_0, {64, 1, 1, 2}}); break;
         }
     }
     return v;
@@ -382,7 +382,7 @@ TEST(SplitPlan, TooManyParts) {
     writer w;
     w.set_string("general.architecture", "llama");
     const std::array<std::int64_t, 1> ne{1};
-    for (int i = 0; i < 65535; ++i) w.add_zero_tensor("t" + std::to_string(i), tensor_type::f32, ne);
+    for (int i = 0; i < 65535; ++i) w.add_zero_tensor(std::string("t").append(std::to_string(i)), tensor_type::f32, ne);
     ASSERT_TRUE(w.write(d / "m.gguf"));
     const model m = open_ok(d / "m.gguf");
     split_options o;
@@ -479,7 +479,7 @@ TEST(Merge, RoundTripIsByteIdentical) {
             o.max_tensors = n;
             o.max_bytes = bytes;
             o.no_tensor_first_split = ntf;
-            const std::string prefix = "v" + std::to_string(variant++);
+            const std::string prefix = std::string("v").append(std::to_string(variant++));
             const model set = open_ok(write_parts(m, plan_ok(m, o), d.path(), prefix));
             auto warnings = check_merge(set);
             ASSERT_TRUE(warnings) << warnings.error().message();
@@ -535,7 +535,7 @@ TEST(Merge, WarnsAboutMetadataOfLaterParts) {
         if (i == 1) w.set_u32("general.alignment", 32).set_string("general.name", "extra");
         w.set_u16("split.no", static_cast<std::uint16_t>(i)).set_u16("split.count", 2).set_i32("split.tensors.count", 2);
         const std::array<std::int64_t, 1> ne{4};
-        w.add_zero_tensor("t" + std::to_string(i), tensor_type::f32, ne);
+        w.add_zero_tensor(std::string("t").append(std::to_string(i)), tensor_type::f32, ne);
         ASSERT_TRUE(w.write(d / split_file_name("w", i, 2)));
     }
     const model set = open_ok(d / split_file_name("w", 0, 2));
@@ -588,7 +588,7 @@ TEST(SplitReference, PartsAreWhatLlamaWriterWrites) {
             a.gguf_add_tensor(ctx, gt);
             a.gguf_set_tensor_data(ctx, name.c_str(), m.tensor_data(t).data());
         }
-        const fs::path theirs = d / ("theirs" + std::to_string(i) + ".gguf");
+        const fs::path theirs = d / (std::string("theirs").append(std::to_string(i)) + ".gguf");
         const bool ok = a.gguf_write_to_file(ctx, theirs.c_str(), false);
         a.ggml_free(g);
         a.gguf_free(ctx);
