@@ -46,10 +46,12 @@ fs::path write_model(const fs::path& p, const std::vector<tensor_spec>& ts, std:
     writer w;
     w.set_string("general.architecture", "llama");
     if (alignment) w.set_u32("general.alignment", *alignment);
+    if (extra_split_keys) {  // a one-part set, its split keys in the middle of the metadata
+        w.set_u16("split.no", 0).set_u16("split.count", 1).set_i32("split.tensors.count", static_cast<std::int32_t>(ts.size()));
+    }
     w.set_u32("llama.block_count", 7);
     const std::string toks[] = {"a", "bb", "ccc"};
     w.set_strings("tokenizer.ggml.tokens", std::span<const std::string>(toks));
-    if (extra_split_keys) w.set_u16("split.count", 1);  // a one-part set
     std::uint32_t seed = 1;
     for (const tensor_spec& t : ts) {
         auto f = check_shape(static_cast<std::uint32_t>(t.type), t.ne);
@@ -443,6 +445,23 @@ TEST(SplitWrite, BySizeWrittenFilesFit) {
             EXPECT_LE(fs::file_size(d / sp.part_name("sz", i)), 1500u);
         }
     }
+}
+
+TEST(SplitWrite, ResplitAOnePartSetReplacesItsSplitKeys) {
+    temp_dir d;
+    const model m = open_ok(write_model(d / "m.gguf", mixed_tensors(5), {}, true));
+    ASSERT_NE(m.find("split.count"), nullptr);
+    split_options o;
+    o.max_tensors = 2;
+    const split_plan sp = plan_ok(m, o);
+    check_plan(m, sp);
+    const fs::path p1 = write_parts(m, sp, d.path(), "r");
+    check_set(m, sp, p1);  // the old split keys are gone from their place; the new ones are last
+    auto set = model::open(p1);
+    ASSERT_TRUE(set);
+    std::size_t n_count = 0;
+    for (const kv& k : set->metadata().metadata()) n_count += k.key == "split.count" ? 1u : 0u;
+    EXPECT_EQ(n_count, 1u);
 }
 
 TEST(SplitWrite, ResplitASplitSet) {
