@@ -35,6 +35,12 @@ constexpr std::array commands{
             "Change a model's metadata (set, delete, chat template, special tokens, name) into a new file, or in "
             "place when it fits; --dry-run shows the changes",
             minfer::cli::edit_add_options, minfer::cli::edit_run},
+    command{"split",
+            "Write a model as a split set (<prefix>-00001-of-0000N.gguf, ...) by tensor count or by a hard size "
+            "limit per part file, with llama-gguf-split's split keys",
+            minfer::cli::split_add_options, minfer::cli::split_run},
+    command{"merge", "Merge a split set (given its part 1) into one .gguf file without split keys",
+            minfer::cli::merge_add_options, minfer::cli::merge_run},
 };
 
 }  // namespace

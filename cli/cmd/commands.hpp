@@ -11,4 +11,10 @@ int info_run();
 void edit_add_options(CLI::App& sub);
 int edit_run();
 
+void split_add_options(CLI::App& sub);
+int split_run();
+
+void merge_add_options(CLI::App& sub);
+int merge_run();
+
 }  // namespace minfer::cli

@@ -1,0 +1,133 @@
+// `minfer merge PART1 OUT`: a split set back into one file (minfer/gguf_write/merge.hpp). The
+// loader finds and verifies every part first; the output is written atomically and the parts are
+// never touched.
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <new>
+#include <string>
+#include <system_error>
+
+#include <fmt/format.h>
+
+#include "../common/exit_codes.hpp"
+#include "../common/open_model.hpp"
+#include "../common/out_buffer.hpp"
+#include "../common/progress.hpp"
+#include "../common/sizes.hpp"
+#include "commands.hpp"
+#include "minfer/gguf/text.hpp"
+#include "minfer/gguf_write/merge.hpp"
+#include "minfer/gguf_write/model_source.hpp"
+
+namespace minfer::cli {
+namespace {
+
+struct merge_cli_options {
+    std::string input;
+    std::string output;
+    bool dry_run = false;
+    bool force = false;
+    bool quiet = false;
+};
+
+merge_cli_options opt;  // filled by CLI11 during parsing, read by merge_run()
+
+int usage_error(const std::string& message) {
+    fmt::print(stderr, "Error: {}\n", message);
+    return exit_usage;
+}
+
+int run(out_buffer& out) {
+    auto m = open_model(opt.input, false);
+    if (!m) return report_error(m.error());
+    auto warnings = gguf::check_merge(*m);
+    if (!warnings) {
+        fmt::print(stderr, "Error: {}\n", warnings.error().message());
+        return exit_code_for(warnings.error());
+    }
+
+    // The output may never be one of the parts (not even with --force), and replaces an existing
+    // file only with --force.
+    struct stat out_st {};
+    if (::stat(opt.output.c_str(), &out_st) == 0) {
+        for (std::size_t i = 0; i < m->parts().size(); ++i) {
+            struct stat st {};
+            if (::stat(m->parts()[i].path.c_str(), &st) == 0 && st.st_dev == out_st.st_dev && st.st_ino == out_st.st_ino)
+                return usage_error(gguf::escape(opt.output) + " is part " + std::to_string(i + 1) +
+                                   " of the input set; merge never writes over its input");
+        }
+    }
+    std::error_code ec;
+    const auto status = std::filesystem::symlink_status(opt.output, ec);
+    if (!opt.force && !ec && status.type() != std::filesystem::file_type::not_found)
+        return usage_error(gguf::escape(opt.output) + " already exists (use --force to replace it)");
+
+    for (const gguf::merge_warning& w : *warnings)
+        fmt::print(stderr, "Warning: part {} has key '{}', which the merged file drops (it keeps part 1's metadata)\n",
+                   w.part, gguf::escape(w.key));
+
+    auto src = gguf::model_source::open(*m);
+    if (!src) return report_error(src.error());
+    auto w = gguf::merge_writer(*m, *src);
+    if (!w) return report_error(w.error());
+    auto plan = w->make_plan();
+    if (!plan) {
+        fmt::print(stderr, "Error: {}\n", plan.error().message());
+        return exit_code_for(plan.error());
+    }
+    const std::size_t n_parts = m->parts().size();
+    if (opt.dry_run) {
+        out.print("Would write {}: {} tensors from {} part(s), {} bytes ({})\n", gguf::escape(opt.output),
+                  plan->tensor_count(), n_parts, plan->file_size(), mib_text(plan->file_size()));
+        return exit_ok;
+    }
+
+    gguf::result<void> r;
+    {
+        progress bar("merging into " + gguf::escape(opt.output), opt.quiet);
+        gguf::write_options wo;
+        wo.file.replace_existing = opt.force;
+        wo.progress = bar.callback();
+        r = w->write(opt.output, wo);
+    }
+    if (!r) {
+        fmt::print(stderr, "Error: {}\n", r.error().message());
+        return exit_code_for(r.error());
+    }
+    if (!opt.quiet)
+        out.print("Wrote {}: {} tensors from {} part(s), {} bytes ({})\n", gguf::escape(opt.output), plan->tensor_count(),
+                  n_parts, plan->file_size(), mib_text(plan->file_size()));
+    return exit_ok;
+}
+
+}  // namespace
+
+void merge_add_options(CLI::App& sub) {
+    sub.add_option("input", opt.input, "Part 1 (<name>-00001-of-0000N.gguf) of the split set; the other parts are found beside it")
+        ->required();
+    sub.add_option("output", opt.output, "The merged .gguf file to write")->required();
+    sub.add_flag("--dry-run", opt.dry_run, "Check the set and print what would be written; write nothing");
+    sub.add_flag("--force", opt.force, "Replace the output if it exists (never one of the parts)");
+    sub.add_flag("--quiet", opt.quiet, "No progress line and no summary (warnings and errors are still printed)");
+}
+
+int merge_run() {
+    out_buffer out;
+    int code = exit_ok;
+    try {
+        code = run(out);
+    } catch (const std::bad_alloc&) {
+        out.flush();
+        std::fputs("Error: out of memory\n", stderr);
+        return exit_io;
+    }
+    if (!out.flush()) {
+        fmt::print(stderr, "Error: cannot write to standard output\n");
+        return exit_io;
+    }
+    return code;
+}
+
+}  // namespace minfer::cli

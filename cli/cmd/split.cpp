@@ -1,0 +1,336 @@
+// `minfer split IN PREFIX`: write a model as the parts of a split set (llama-gguf-split's layout,
+// see minfer/gguf_write/split_plan.hpp). The plan comes from the metadata alone; every part is
+// written atomically, and a run that fails part-way removes the parts it wrote, so a failed split
+// leaves nothing behind.
+#include <sys/stat.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <limits>
+#include <new>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "../common/display_width.hpp"
+#include "../common/exit_codes.hpp"
+#include "../common/open_model.hpp"
+#include "../common/out_buffer.hpp"
+#include "../common/progress.hpp"
+#include "../common/sizes.hpp"
+#include "commands.hpp"
+#include "minfer/gguf/text.hpp"
+#include "minfer/gguf_write/model_source.hpp"
+#include "minfer/gguf_write/split_plan.hpp"
+
+namespace minfer::cli {
+namespace {
+
+struct split_cli_options {
+    std::string input;
+    std::string prefix;
+    std::string max_tensors;  // text: parsed here, so every bad value gets our message and exit 2
+    std::string max_size;
+    bool no_tensor_first_split = false;
+    bool dry_run = false;
+    bool force = false;
+    bool quiet = false;
+};
+
+split_cli_options opt;  // filled by CLI11 during parsing, read by split_run()
+// Whether each limit was given (an empty value given is an error, not "absent").
+CLI::Option* max_tensors_opt = nullptr;
+CLI::Option* max_size_opt = nullptr;
+
+int usage_error(const std::string& message) {
+    fmt::print(stderr, "Error: {}\n", message);
+    return exit_usage;
+}
+
+// A whole number of at least 1 (digits only: no sign, no space, no suffix).
+std::optional<std::uint64_t> parse_count(std::string_view s) {
+    if (s.empty()) return std::nullopt;
+    std::uint64_t v = 0;
+    for (char c : s) {
+        if (c < '0' || c > '9') return std::nullopt;
+        if (__builtin_mul_overflow(v, 10u, &v) || __builtin_add_overflow(v, static_cast<unsigned>(c - '0'), &v))
+            return std::nullopt;
+    }
+    return v;
+}
+
+// SIZE: a number, optionally with a fraction, then a unit: none (bytes; no fraction), K M G T
+// (10^3 .. 10^12, as llama-gguf-split's M and G) or KiB MiB GiB TiB (2^10 .. 2^40). The bytes are
+// rounded down (the limit stays a limit). @returns the bytes, or a message saying what is wrong.
+std::optional<std::uint64_t> parse_split_size(std::string_view text, std::string& why) {
+    std::size_t i = 0;
+    while (i < text.size() && text[i] >= '0' && text[i] <= '9') ++i;
+    const std::string_view whole = text.substr(0, i);
+    std::string_view frac;
+    if (i < text.size() && text[i] == '.') {
+        const std::size_t start = ++i;
+        while (i < text.size() && text[i] >= '0' && text[i] <= '9') ++i;
+        frac = text.substr(start, i - start);
+        if (frac.empty()) {
+            why = "a '.' must be followed by digits";
+            return std::nullopt;
+        }
+    }
+    const std::string_view unit = text.substr(i);
+    if (whole.empty()) {
+        why = "it must start with a number";
+        return std::nullopt;
+    }
+    struct unit_def {
+        std::string_view name;
+        std::uint64_t bytes;
+    };
+    constexpr unit_def units[] = {{"", 1},
+                                  {"K", 1000},
+                                  {"M", 1000 * 1000},
+                                  {"G", 1000ull * 1000 * 1000},
+                                  {"T", 1000ull * 1000 * 1000 * 1000},
+                                  {"KiB", 1ull << 10},
+                                  {"MiB", 1ull << 20},
+                                  {"GiB", 1ull << 30},
+                                  {"TiB", 1ull << 40}};
+    std::uint64_t mult = 0;
+    for (const unit_def& u : units)
+        if (u.name == unit) mult = u.bytes;
+    if (mult == 0) {
+        why = "unknown unit '" + gguf::escape(unit) + "' (use K, M, G, T = 10^3..10^12 or KiB, MiB, GiB, TiB = 2^10..2^40)";
+        return std::nullopt;
+    }
+    if (mult == 1 && !frac.empty()) {
+        why = "a number of bytes must be whole";
+        return std::nullopt;
+    }
+    if (frac.size() > 18) {
+        why = "too many decimals";
+        return std::nullopt;
+    }
+    const auto w = parse_count(whole);
+    std::uint64_t bytes = 0;
+    if (!w || __builtin_mul_overflow(*w, mult, &bytes)) {
+        why = "too large";
+        return std::nullopt;
+    }
+    if (!frac.empty()) {
+        // fraction * mult / 10^digits, exactly (fraction < 10^18, mult <= 2^40: fits in 128 bits)
+        __extension__ typedef unsigned __int128 u128;  // GCC/Clang: exact, no floating point
+        u128 f = 0, scale = 1;
+        for (char c : frac) {
+            f = f * 10 + static_cast<unsigned>(c - '0');
+            scale *= 10;
+        }
+        const auto extra = static_cast<std::uint64_t>(f * mult / scale);
+        if (__builtin_add_overflow(bytes, extra, &bytes)) {
+            why = "too large";
+            return std::nullopt;
+        }
+    }
+    if (bytes == 0) {
+        why = "it must be at least 1 byte";
+        return std::nullopt;
+    }
+    return bytes;
+}
+
+bool same_file(const struct stat& a, const struct stat& b) { return a.st_dev == b.st_dev && a.st_ino == b.st_ino; }
+
+std::string part_line(const gguf::model& m, const gguf::split_plan& plan, std::uint32_t i, const std::string& name,
+                      std::size_t name_w) {
+    const gguf::split_part& p = plan.parts()[i];
+    std::string tensors;
+    if (p.count == 0) {
+        tensors = "(metadata only)";
+    } else {
+        const auto ts = plan.tensors_of(m, i);
+        tensors = gguf::escape(ts.front().info->name);
+        if (p.count > 1) tensors += " .. " + gguf::escape(ts.back().info->name);
+    }
+    return fmt::format("  {}  {:>6} {}  {:>14} bytes  {:>10}  {}", pad_right(gguf::escape(name), name_w), p.count,
+                       p.count == 1 ? "tensor " : "tensors", p.file_size, mib_text(p.file_size), tensors);
+}
+
+// "<what> 3 parts, 7 tensors, 1234 bytes (0.0 MiB), at most 2 tensors per part:" and a line per part.
+void print_parts(out_buffer& out, std::string_view what, const gguf::model& m, const gguf::split_plan& plan,
+                 const gguf::split_options& so, const std::vector<std::string>& names) {
+    std::string limit;
+    if (so.max_bytes) limit = fmt::format("at most {} bytes per part file", *so.max_bytes);
+    if (so.max_tensors || !so.max_bytes)
+        limit = fmt::format("at most {} tensors per part", so.max_tensors.value_or(gguf::default_split_max_tensors));
+    out.print("{} {} part{}, {} tensors, {} bytes ({}); {}{}:\n", what, plan.part_count(),
+              plan.part_count() == 1 ? "" : "s", plan.tensor_count(), plan.total_bytes(), mib_text(plan.total_bytes()),
+              limit, so.no_tensor_first_split ? ", no tensor in part 1" : "");
+    std::size_t name_w = 0;
+    for (const std::string& n : names) name_w = std::max(name_w, display_width(gguf::escape(n)));
+    for (std::uint32_t i = 0; i < plan.part_count(); ++i) out.print("{}\n", part_line(m, plan, i, names[i], name_w));
+}
+
+// Remove the parts this run wrote (a failed split leaves nothing behind).
+void remove_written(const std::vector<std::string>& written) {
+    std::size_t removed = 0;
+    for (const std::string& p : written) {
+        std::error_code ec;
+        if (std::filesystem::remove(p, ec)) {
+            ++removed;
+        } else if (ec) {
+            fmt::print(stderr, "Error: cannot remove {}: {}\n", gguf::escape(p), ec.message());
+        }
+    }
+    if (!written.empty())
+        fmt::print(stderr, "Removed the {} part(s) this run had written.\n", removed);
+}
+
+int run(out_buffer& out) {
+    gguf::split_options so;
+    so.no_tensor_first_split = opt.no_tensor_first_split;
+    if (max_tensors_opt != nullptr && max_tensors_opt->count() > 0) {
+        const auto n = parse_count(opt.max_tensors);
+        if (!n) return usage_error("--split-max-tensors: '" + gguf::escape(opt.max_tensors) + "' is not a whole number");
+        if (*n == 0) return usage_error("--split-max-tensors must be at least 1");
+        so.max_tensors = *n;
+    }
+    if (max_size_opt != nullptr && max_size_opt->count() > 0) {
+        std::string why;
+        const auto n = parse_split_size(opt.max_size, why);
+        if (!n) return usage_error("--split-max-size: '" + gguf::escape(opt.max_size) + "': " + why);
+        so.max_bytes = *n;
+    }
+    if (opt.prefix.empty()) return usage_error("the output prefix is empty");
+
+    auto m = open_model(opt.input, false);
+    if (!m) return report_error(m.error());
+    auto plan = gguf::split_plan::make(*m, so);
+    if (!plan) {
+        fmt::print(stderr, "Error: {}\n", plan.error().message());
+        return plan.error().code == gguf::errc::too_many_parts ? exit_usage : exit_code_for(plan.error());
+    }
+
+    std::vector<std::string> names;
+    for (std::uint32_t i = 0; i < plan->part_count(); ++i) names.push_back(plan->part_name(opt.prefix, i));
+
+    // A part may never be one of the input's files (not even with --force: a failure would then
+    // remove the input), and replaces an existing file only with --force.
+    std::vector<struct stat> inputs;
+    for (const gguf::model_part& p : m->parts()) {
+        struct stat st {};
+        if (::stat(p.path.c_str(), &st) == 0) inputs.push_back(st);
+    }
+    for (const std::string& n : names) {
+        struct stat st {};
+        if (::stat(n.c_str(), &st) == 0) {
+            for (const struct stat& in : inputs)
+                if (same_file(st, in))
+                    return usage_error(gguf::escape(n) + " is a file of the input model; split never writes over its input");
+        }
+        std::error_code ec;
+        const auto status = std::filesystem::symlink_status(n, ec);
+        if (!opt.force && !ec && status.type() != std::filesystem::file_type::not_found)
+            return usage_error(gguf::escape(n) + " already exists (use --force to replace it)");
+    }
+
+    // One warning per oversized part, the first ten in full (a tiny limit on a big model would
+    // otherwise print a line per tensor).
+    constexpr std::size_t warn_max = 10;
+    std::size_t n_oversized = 0;
+    for (std::uint32_t i = 0; i < plan->part_count(); ++i) {
+        const gguf::split_part& p = plan->parts()[i];
+        if (!p.oversized || ++n_oversized > warn_max) continue;
+        std::string why;
+        if (p.count == 0) {
+            why = "the metadata alone does not fit";
+        } else {
+            why = "tensor '" + gguf::escape(plan->tensors_of(*m, i).front().info->name) + "' does not fit";
+            if (i == 0) why += " with the metadata";
+        }
+        fmt::print(stderr, "Warning: part {} ({}) is {} bytes, over the --split-max-size limit of {} bytes: {}\n", i + 1,
+                   gguf::escape(names[i]), p.file_size, *plan->max_bytes(), why);
+    }
+    if (n_oversized > warn_max)
+        fmt::print(stderr, "Warning: {} more parts are over the limit ({} in all): each holds one tensor that does not fit\n",
+                   n_oversized - warn_max, n_oversized);
+
+    if (opt.dry_run) {
+        print_parts(out, "Would write", *m, *plan, so, names);
+        return exit_ok;
+    }
+
+    auto src = gguf::model_source::open(*m);
+    if (!src) return report_error(src.error());
+
+    std::vector<std::string> written;
+    {
+        progress bar("splitting " + gguf::escape(opt.input), opt.quiet);
+        std::uint64_t before = 0;
+        const std::uint64_t total = plan->total_bytes();
+        for (std::uint32_t i = 0; i < plan->part_count(); ++i) {
+            gguf::write_options wo;
+            wo.file.replace_existing = opt.force;
+            wo.progress = [&bar, before, total](std::uint64_t done, std::uint64_t) { bar.update(before + done, total); };
+            auto w = plan->part_writer(*m, *src, i);
+            gguf::result<void> r = w ? w->write(names[i], wo) : gguf::result<void>(gguf::unexpected(w.error()));
+            if (!r) {
+                bar.finish();
+                fmt::print(stderr, "Error: writing part {} of {}: {}\n", i + 1, plan->part_count(), r.error().message());
+                remove_written(written);
+                return exit_code_for(r.error());
+            }
+            written.push_back(names[i]);
+            before += plan->parts()[i].file_size;
+        }
+    }
+    if (!opt.quiet) {
+        print_parts(out, "Wrote", *m, *plan, so, names);
+    }
+    return exit_ok;
+}
+
+}  // namespace
+
+void split_add_options(CLI::App& sub) {
+    sub.add_option("input", opt.input, "The model to split: a .gguf file, or part 1 of a split set (re-split)")
+        ->required();
+    sub.add_option("prefix", opt.prefix,
+                   "Output prefix, used exactly as given: parts are <prefix>-00001-of-0000N.gguf, ...")
+        ->required();
+    auto* tensors = sub.add_option("--split-max-tensors", opt.max_tensors,
+                                   "At most N tensors per part (N >= 1; the default, without --split-max-size, is 128)");
+    auto* size = sub.add_option("--split-max-size", opt.max_size,
+                                "At most SIZE bytes per part file, header included (a hard limit): a number with K, M, "
+                                "G, T (10^3..10^12) or KiB, MiB, GiB, TiB (2^10..2^40), e.g. 2G, 1.5GiB, 500000");
+    tensors->excludes(size);
+    size->excludes(tensors);
+    max_tensors_opt = tensors;
+    max_size_opt = size;
+    sub.add_flag("--no-tensor-first-split", opt.no_tensor_first_split,
+                 "Part 1 holds only the metadata, no tensor");
+    sub.add_flag("--dry-run", opt.dry_run, "Print the plan (each part's name, tensors, size) and write nothing");
+    sub.add_flag("--force", opt.force, "Replace part files that already exist");
+    sub.add_flag("--quiet", opt.quiet, "No progress line and no summary (warnings and errors are still printed)");
+}
+
+int split_run() {
+    out_buffer out;
+    int code = exit_ok;
+    try {
+        code = run(out);
+    } catch (const std::bad_alloc&) {
+        out.flush();
+        std::fputs("Error: out of memory\n", stderr);
+        return exit_io;
+    }
+    if (!out.flush()) {
+        fmt::print(stderr, "Error: cannot write to standard output\n");
+        return exit_io;
+    }
+    return code;
+}
+
+}  // namespace minfer::cli
