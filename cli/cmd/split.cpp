@@ -1,7 +1,8 @@
 // `minfer split IN PREFIX`: write a model as the parts of a split set (llama-gguf-split's layout,
 // see minfer/gguf_write/split_plan.hpp). The plan comes from the metadata alone; every part is
-// written atomically, and a run that fails part-way removes the parts it wrote, so a failed split
-// leaves nothing behind.
+// written atomically, part 1 last (a set is opened through part 1, so none is visible until all of
+// it is), and a run that fails part-way removes the parts it wrote, so a failed split leaves nothing
+// behind.
 #include <sys/stat.h>
 
 #include <cstdint>
@@ -270,7 +271,16 @@ int run(out_buffer& out) {
         progress bar("splitting " + gguf::escape(opt.input), opt.quiet);
         std::uint64_t before = 0;
         const std::uint64_t total = plan->total_bytes();
-        for (std::uint32_t i = 0; i < plan->part_count(); ++i) {
+        // Part 1 is written last: a set is opened through part 1, so until the last commit there is
+        // no set to open, and a run killed part-way leaves no set that looks whole. With --force, an
+        // old part 1 goes first, for the same reason (its old siblings are being replaced).
+        if (opt.force && plan->part_count() > 1) {
+            std::error_code ec;
+            std::filesystem::remove(names[0], ec);
+        }
+        const std::uint32_t n_parts = plan->part_count();
+        for (std::uint32_t k = 0; k < n_parts; ++k) {
+            const std::uint32_t i = n_parts > 1 ? (k + 1) % n_parts : 0;  // 2, 3, …, N, then 1
             gguf::write_options wo;
             wo.file.replace_existing = opt.force;
             wo.progress = [&bar, before, total](std::uint64_t done, std::uint64_t) { bar.update(before + done, total); };

@@ -346,17 +346,18 @@ TEST(CliSplit, ExistingPartIsRefusedUnlessForce) {
 TEST(CliSplit, FailedSplitRemovesItsParts) {
     const fs::path d = fresh_dir("fail");
     const fs::path in = make_model(d / "in.gguf", 6);
-    // Part 3's name is a non-empty directory: --force lets the run start, parts 1 and 2 are
-    // written, then part 3 cannot replace the directory.
-    fs::create_directories(fs::path(part(d, "o", 2, 3)) / "x");
+    // Part 1's name is a non-empty directory: --force lets the run start, parts 2 and 3 are written
+    // (part 1 comes last, so no set is openable before all of it exists), then part 1 cannot
+    // replace the directory.
+    fs::create_directories(fs::path(part(d, "o", 0, 3)) / "x");
     const auto r = run({"split", in.string(), (d / "o").string(), "--split-max-tensors", "2", "--force"});
     EXPECT_EQ(r.rc, 3) << r.err;
-    EXPECT_NE(r.err.find("Error: writing part 3 of 3: "), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("Error: writing part 1 of 3: "), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("Removed the 2 part(s) this run had written."), std::string::npos) << r.err;
     EXPECT_EQ(r.out, "");
-    EXPECT_FALSE(fs::exists(part(d, "o", 0, 3)));
     EXPECT_FALSE(fs::exists(part(d, "o", 1, 3)));
-    EXPECT_EQ(listing(d), (std::set<std::string>{"in.gguf", gguf::split_file_name("o", 2, 3)}));
+    EXPECT_FALSE(fs::exists(part(d, "o", 2, 3)));
+    EXPECT_EQ(listing(d), (std::set<std::string>{"in.gguf", gguf::split_file_name("o", 0, 3)}));
 }
 
 TEST(CliSplit, NeverWritesOverItsInput) {
