@@ -1,6 +1,6 @@
 // SIGKILL mid-write: edit, split and merge on a 300 MiB model (real bytes, no holes: copying takes a
 // while), killed after delays from "at once" to "after it would have finished". Whatever the moment,
-// the final output name(s) hold nothing or the complete output (the same bytes as an uninterrupted
+// each final output name holds nothing or its complete output (the same bytes as an uninterrupted
 // run), the input is unchanged, and nothing else is left beside the output: the commands write
 // through O_TMPFILE, which vanishes with the process. The one documented name is atomic_file's
 // "<output>.tmp.<16 hex digits>", which exists only between its link and its rename (a kill landing
@@ -65,38 +65,48 @@ void add_tensors(gguf::writer& w, int from, int to) {
         w.add_tensor("blk." + std::to_string(i) + ".weight", gguf::tensor_type::f32, ne, pattern_source(i));
 }
 
-// The input model, as one file and as 3 parts (for merge); made once, removed at exit.
-struct big_inputs {
-    temp_dir dir{"kill_inputs"};
-    fs::path single, parts_prefix;
+// The input model as one file (edit, split) or as 3 parts (merge); each made when first needed (ctest
+// runs each test in its own process: only what the test uses is written), removed at exit.
+struct big_input {
+    temp_dir dir{"kill_input"};
+    fs::path path;  ///< the file, or part 1
+    std::vector<fs::path> files;
     std::string error;
-    big_inputs() {
-        single = dir / "big.gguf";
-        gguf::writer w;
-        w.set_string("general.architecture", "llama");
-        w.set_string("general.name", "big");
-        add_tensors(w, 0, n_tensors);
-        if (auto r = w.write(single); !r) error = "write " + single.string() + ": " + r.error().message();
-        parts_prefix = dir / "big-parts";
-        const int per = n_tensors / static_cast<int>(n_input_parts);
-        for (std::uint32_t k = 0; k < n_input_parts && error.empty(); ++k) {
+    explicit big_input(std::uint32_t n_parts) {
+        if (n_parts == 0) {
+            path = dir / "big.gguf";
+            gguf::writer w;
+            w.set_string("general.architecture", "llama");
+            w.set_string("general.name", "big");
+            add_tensors(w, 0, n_tensors);
+            if (auto r = w.write(path); !r) error = "write " + path.string() + ": " + r.error().message();
+            files = {path};
+            return;
+        }
+        files = part_paths(dir / "big", n_parts);
+        path = files.front();
+        const int per = n_tensors / static_cast<int>(n_parts);
+        for (std::uint32_t k = 0; k < n_parts && error.empty(); ++k) {
             gguf::writer p;
             if (k == 0) {
                 p.set_string("general.architecture", "llama");
                 p.set_string("general.name", "big");
             }
             p.set_u16("split.no", static_cast<std::uint16_t>(k));
-            p.set_u16("split.count", static_cast<std::uint16_t>(n_input_parts));
+            p.set_u16("split.count", static_cast<std::uint16_t>(n_parts));
             p.set_i32("split.tensors.count", n_tensors);
             add_tensors(p, static_cast<int>(k) * per, static_cast<int>(k + 1) * per);
-            const fs::path path = gguf::split_file_name(parts_prefix.string(), k, n_input_parts);
-            if (auto r = p.write(path); !r) error = "write " + path.string() + ": " + r.error().message();
+            if (auto r = p.write(files[k]); !r) error = "write " + files[k].string() + ": " + r.error().message();
         }
     }
 };
 
-const big_inputs& inputs() {
-    static const big_inputs b;
+const big_input& single_input() {
+    static const big_input b(0);
+    return b;
+}
+const big_input& split_input() {
+    static const big_input b(n_input_parts);
     return b;
 }
 
@@ -117,7 +127,6 @@ std::uint64_t seed() {
 }
 
 void kill_at_various_moments(const command& cmd, const fs::path& out_dir) {
-    ASSERT_EQ(inputs().error, "");
     std::vector<std::uint64_t> in_sums;
     for (const fs::path& p : cmd.inputs) in_sums.push_back(checksum(p));
     const auto dir_before = list_dir(out_dir);
@@ -135,7 +144,7 @@ void kill_at_various_moments(const command& cmd, const fs::path& out_dir) {
     }
 
     std::mt19937_64 rng(seed());
-    std::vector<double> fractions{0.0, 0.001, 0.05, 0.2, 0.4, 0.6, 0.8, 0.95, 1.2};
+    std::vector<double> fractions{0.0, 0.001, 0.1, 0.3, 0.5, 0.7, 0.9, 1.2};
     fractions.push_back(std::uniform_real_distribution<double>(0.0, 1.0)(rng));
     const std::regex documented_temp(R"(.*\.tmp\.[0-9a-f]{16})");
     int killed = 0;
@@ -151,15 +160,19 @@ void kill_at_various_moments(const command& cmd, const fs::path& out_dir) {
         EXPECT_TRUE(rc == 0 || rc == -SIGKILL) << "exit " << rc << ": " << slurp(stderr_file());
         killed += rc == -SIGKILL;
 
-        // Every output name holds nothing, or all of them the complete output.
+        // Every output name holds nothing or its complete output. A split set is several files, and no
+        // file system makes several names appear at once: killed between two parts' renames, the
+        // earlier parts are there, each complete (llama.cpp then refuses the set for the missing part;
+        // no name ever holds half a part). Reported, not failed.
         std::size_t present = 0;
         for (std::size_t i = 0; i < cmd.outputs.size(); ++i) {
             if (!fs::exists(cmd.outputs[i])) continue;
             ++present;
             EXPECT_EQ(checksum(cmd.outputs[i]), out_sums[i]) << cmd.outputs[i] << " is not the complete output";
         }
-        EXPECT_TRUE(present == 0 || present == cmd.outputs.size())
-            << present << " of " << cmd.outputs.size() << " outputs present: " << joined(list_dir(out_dir));
+        if (present != 0 && present != cmd.outputs.size())
+            std::cout << "note: killed with " << present << " of " << cmd.outputs.size()
+                      << " outputs written (each complete)\n";
         if (rc == 0) {
             EXPECT_EQ(present, cmd.outputs.size()) << "finished without its outputs";
         }
@@ -188,29 +201,32 @@ void kill_at_various_moments(const command& cmd, const fs::path& out_dir) {
 }
 
 TEST(KilledMidWrite, Edit) {
+    ASSERT_EQ(single_input().error, "");
     temp_dir out("kill_edit");
     const fs::path o = out / "edited.gguf";
-    kill_at_various_moments({{"edit", inputs().single.string(), "-o", o.string(), "--name", "killed", "--quiet"},
+    kill_at_various_moments({{"edit", single_input().path.string(), "-o", o.string(), "--name", "killed", "--quiet"},
                              {o},
-                             {inputs().single}},
+                             single_input().files},
                             out.path());
 }
 
 TEST(KilledMidWrite, Split) {
+    ASSERT_EQ(single_input().error, "");
     temp_dir out("kill_split");
     // 12 tensors, 4 a part: 3 parts.
-    kill_at_various_moments({{"split", inputs().single.string(), (out / "part").string(), "--split-max-tensors", "4",
-                              "--quiet"},
+    kill_at_various_moments({{"split", single_input().path.string(), (out / "part").string(), "--split-max-tensors",
+                              "4", "--quiet"},
                              part_paths(out / "part", 3),
-                             {inputs().single}},
+                             single_input().files},
                             out.path());
 }
 
 TEST(KilledMidWrite, Merge) {
+    ASSERT_EQ(split_input().error, "");
     temp_dir out("kill_merge");
     const fs::path o = out / "merged.gguf";
-    const auto parts = part_paths(inputs().parts_prefix, n_input_parts);
-    kill_at_various_moments({{"merge", parts.front().string(), o.string(), "--quiet"}, {o}, parts}, out.path());
+    kill_at_various_moments({{"merge", split_input().path.string(), o.string(), "--quiet"}, {o}, split_input().files},
+                            out.path());
 }
 
 }  // namespace

@@ -185,8 +185,9 @@ TEST(OutOfSpace, InPlaceEditCannotWriteItsJournal) {
     }
     const auto before = list_dir(t.path());
 
-    // "full-disk" -> "X": shorter, so it fits in place; only the journal needs new space.
-    const run_result r = run({"edit", model.string(), "--in-place", "--name", "X", "--quiet"});
+    // "full-disk" -> "full-DISK": the same length, so it fits in place whatever the layout; only the
+    // undo journal needs new space.
+    const run_result r = run({"edit", model.string(), "--in-place", "--name", "full-DISK", "--quiet"});
     EXPECT_EQ(r.rc, 3) << r.err;
     expect_says_disk_full(r.err);
     EXPECT_EQ(list_dir(t.path()), before) << "left behind: " << joined(list_dir(t.path()));

@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <optional>
@@ -73,9 +74,15 @@ inline fs::path stderr_file() {
     return dir / "stderr";
 }
 
+/// The binary under test: the build's (MINFER_EXE), or $MINFER_TOOLBOX_EXE to try another build.
+inline std::string minfer_exe() {
+    const char* e = std::getenv("MINFER_TOOLBOX_EXE");
+    return e != nullptr && *e != '\0' ? std::string(e) : std::string(MINFER_EXE);
+}
+
 /// Start `minfer <args…>` with stdout to /dev/null and stderr to stderr_file(); the pid, or -1.
 inline pid_t spawn_minfer(const std::vector<std::string>& args) {
-    std::vector<std::string> argv_s{MINFER_EXE};
+    std::vector<std::string> argv_s{minfer_exe()};
     argv_s.insert(argv_s.end(), args.begin(), args.end());
     std::vector<char*> argv;
     for (std::string& a : argv_s) argv.push_back(a.data());
