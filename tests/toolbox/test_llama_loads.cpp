@@ -100,6 +100,22 @@ TEST(LlamaLoads, SplitCommandParts) {
     EXPECT_EQ(split.n_tensors, whole.n_tensors);
 }
 
+// --no-tensor-first-split: part 1 holds the metadata only, as llama-gguf-split writes it.
+TEST(LlamaLoads, SplitCommandNoTensorFirstSplit) {
+    MINFER_REQUIRE_LLAMA_PARTS(lib, needed_parts);
+    temp_dir dir("split_no_tensor_first");
+    const facts whole = facts_of(*lib, sample_model(), {sample_model()});
+    const run_result r = run({"split", sample_model().string(), (dir / "out").string(), "--split-max-tensors", "10",
+                              "--no-tensor-first-split", "--quiet"});
+    ASSERT_EQ(r.rc, 0) << r.err;
+    const auto parts = find_parts(dir / "out");
+    ASSERT_GE(parts.size(), 2u) << "directory: " << joined(list_dir(dir.path()));
+    EXPECT_EQ(llama_gguf_tensor_count(*lib, parts.front().string()), 0);
+    const facts split = facts_of(*lib, parts.front(), parts);
+    EXPECT_EQ(split.n_params, whole.n_params);
+    EXPECT_EQ(split.n_tensors, whole.n_tensors);
+}
+
 TEST(LlamaLoads, MergeCommandOutput) {
     MINFER_REQUIRE_LLAMA_PARTS(lib, needed_parts);
     temp_dir dir("merge");
@@ -249,6 +265,19 @@ TEST(StoriesLogits, SplitInThreeLoadedFromPartOne) {
     std::int64_t n = 0;
     for (const fs::path& p : parts) n += llama_gguf_tensor_count(*lib, p.string());
     EXPECT_EQ(n, stories_tensors);
+    expect_same_logits(*lib, parts.front());
+}
+
+TEST(StoriesLogits, SplitBySizeLoadedFromPartOne) {
+    MINFER_REQUIRE_STORIES(lib);
+    temp_dir dir("stories_split_size");
+    // 1.2 MB, at most 1 MB a part: at least 2 parts.
+    const run_result r = run({"split", stories_fixture().string(), (dir / "stories").string(), "--split-max-size", "1M",
+                              "--quiet"});
+    ASSERT_EQ(r.rc, 0) << r.err;
+    const auto parts = find_parts(dir / "stories");
+    ASSERT_GE(parts.size(), 2u) << "directory: " << joined(list_dir(dir.path()));
+    for (const fs::path& p : parts) EXPECT_LE(fs::file_size(p), 1000000u) << p;
     expect_same_logits(*lib, parts.front());
 }
 

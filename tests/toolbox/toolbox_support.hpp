@@ -180,6 +180,20 @@ inline std::vector<fs::path> part_paths(const fs::path& prefix, std::uint32_t n)
     return v;
 }
 
+/// The parts a split wrote for `prefix` (OUT_PREFIX-0000k-of-0000N.gguf with N read from the name of
+/// part 1 found in the directory); empty when there is no single part 1.
+inline std::vector<fs::path> find_parts(const fs::path& prefix) {
+    const std::string head = prefix.filename().string() + "-00001-of-";
+    std::vector<fs::path> found;
+    for (const std::string& name : list_dir(prefix.parent_path()))
+        if (name.rfind(head, 0) == 0 && name.size() == head.size() + 10 && name.ends_with(".gguf"))
+            found.push_back(prefix.parent_path() / name);
+    if (found.size() != 1) return {};
+    const unsigned long n = std::strtoul(found[0].filename().string().c_str() + head.size(), nullptr, 10);
+    if (n < 1 || n > 99999) return {};
+    return part_paths(prefix, static_cast<std::uint32_t>(n));
+}
+
 /// The real fixture stories260K (a llama model llama.cpp decodes), or empty when ../shared is absent.
 inline fs::path stories_fixture() {
     const fs::path p = fs::path(MINFER_SHARED_DIR) / "fixtures/real/cozy-genworker__stories260K__a945bfc.gguf";
