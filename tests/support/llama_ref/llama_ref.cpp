@@ -15,10 +15,13 @@ namespace minfer::llama_ref {
 
 struct llama_lib::state {
     std::vector<std::pair<const char*, unsigned>> missing;  ///< symbol, its part
-    std::once_flag type_count_once, strides_once, traits_once;
+    std::once_flag type_count_once, strides_once, traits_once, params_once, llama_once;
     std::uint32_t type_count = 0;
     bool strides_readable = false;
     bool traits_readable = false;
+    bool params_sized = false;
+    bool llama_ready = false;
+    std::string llama_open_error;  ///< why libllama / libggml could not be opened ("" when they were)
 };
 
 namespace {
@@ -94,8 +97,9 @@ const llama_lib* llama_lib::get() {
         l.handle_ = handle;
         l.path_ = path;
         llama_api& a = l.api_;
+        void* from = handle;  // the library symbols are looked up in
         auto bind = [&](const char* name, auto& out, unsigned which) {
-            void* sym = ::dlsym(handle, name);
+            void* sym = from != nullptr ? ::dlsym(from, name) : nullptr;
             if (sym == nullptr) {
                 l.state_->missing.emplace_back(name, which);
                 return;
@@ -180,6 +184,44 @@ const llama_lib* llama_lib::get() {
         MINFER_BIND(dequantize_row_q8_0, quant_ref);
         MINFER_BIND(ggml_get_type_traits, type_traits);
         MINFER_BIND(ggml_quantize_chunk, quantize_chunk);
+        // libllama and libggml sit beside libggml-base; their RUNPATH ($ORIGIN) resolves libggml-base
+        // to the copy already loaded (same soname).
+        const std::filesystem::path dir = std::filesystem::path(path).parent_path();
+        auto open_beside = [&](const char* name) -> void* {
+            const std::string p = (dir / name).string();
+            void* h = ::dlopen(p.c_str(), RTLD_NOW | RTLD_LOCAL);
+            if (h == nullptr) {
+                const char* e = ::dlerror();
+                if (!l.state_->llama_open_error.empty()) l.state_->llama_open_error += "; ";
+                l.state_->llama_open_error += "cannot dlopen '" + p + "': " + (e != nullptr ? e : "?");
+            }
+            return h;
+        };
+        l.llama_handle_ = open_beside("libllama.v0.5.0.so");
+        l.ggml_handle_ = open_beside("libggml.v0.5.0.so");
+        from = l.llama_handle_;
+        MINFER_BIND(llama_backend_init, llama_model);
+        MINFER_BIND(llama_log_set, llama_model);
+        MINFER_BIND(llama_model_default_params, llama_model);
+        MINFER_BIND(llama_model_load_from_file, llama_model);
+        MINFER_BIND(llama_model_free, llama_model);
+        MINFER_BIND(llama_model_n_params, llama_model);
+        MINFER_BIND(llama_model_size, llama_model);
+        MINFER_BIND(llama_model_chat_template, llama_model);
+        MINFER_BIND(llama_model_meta_count, llama_model);
+        MINFER_BIND(llama_model_meta_val_str, llama_model);
+        MINFER_BIND(llama_model_get_vocab, llama_model);
+        MINFER_BIND(llama_vocab_n_tokens, llama_model);
+        MINFER_BIND(llama_context_default_params, llama_model);
+        MINFER_BIND(llama_init_from_model, llama_model);
+        MINFER_BIND(llama_free, llama_model);
+        MINFER_BIND(llama_set_n_threads, llama_model);
+        MINFER_BIND(llama_n_threads, llama_model);
+        MINFER_BIND(llama_batch_get_one, llama_model);
+        MINFER_BIND(llama_decode, llama_model);
+        MINFER_BIND(llama_get_logits_ith, llama_model);
+        from = l.ggml_handle_;
+        MINFER_BIND(ggml_backend_load_all_from_path, llama_model);
 #undef MINFER_BIND
         if (a.ggml_log_set != nullptr) a.ggml_log_set(collect_log, nullptr);
         return &l;
@@ -216,6 +258,12 @@ std::string llama_lib::missing(unsigned parts) const {
     for (const auto& [name, which] : state_->missing)
         if ((parts & which) != 0) add(name);
     if ((parts & part::type_count) != 0 && type_count() == 0) add("GGML_TYPE_COUNT (cannot be learned)");
+    if ((parts & part::llama_model) != 0) {
+        if (!state_->llama_open_error.empty()) add(state_->llama_open_error.c_str());
+        if (out.empty() && !llama_params_sized())
+            add("llama_model_params/llama_context_params of the declared sizes (80/160 bytes; another llama.cpp version?)");
+        if (out.empty() && !llama_ready()) add("llama backend initialisation");
+    }
     return out;
 }
 
@@ -285,6 +333,61 @@ const ggml_type_traits* llama_lib::type_traits(std::uint32_t id) const {
     });
     if (!state_->traits_readable || id >= type_count()) return nullptr;
     return api_.ggml_get_type_traits(static_cast<int>(id));
+}
+
+bool llama_lib::llama_params_sized() const {
+    std::call_once(state_->params_once, [this] {
+        const llama_api& a = api_;
+        if (a.llama_model_default_params == nullptr || a.llama_context_default_params == nullptr) return;
+        // A struct returned in memory (x86-64 System V: larger than 16 bytes) is written by the callee
+        // through a pointer passed as a hidden first argument, which it returns: called that way on a
+        // 512-byte buffer, twice with different fillings, a byte differing from the filling in either
+        // run was written. The last byte written must be in the last 8 of the declared size: nothing
+        // past it (the struct is not larger) and something in its last word (not smaller).
+        auto last_written = [](void* fn) {
+#if defined(__x86_64__)
+            void* (*f)(void*) = nullptr;
+            std::memcpy(&f, &fn, sizeof f);
+            alignas(16) unsigned char r1[512], r2[512];
+            std::memset(r1, 0xaa, sizeof r1);
+            std::memset(r2, 0x55, sizeof r2);
+            (void)f(r1);
+            (void)f(r2);
+            int last = -1;
+            for (int i = 0; i < 512; ++i)
+                if (r1[i] != 0xaa || r2[i] != 0x55) last = i;
+            return last;
+#else
+            (void)fn;
+            return -1;  // the sizes were learned on x86-64 only
+#endif
+        };
+        void* mp = nullptr;
+        void* cp = nullptr;
+        std::memcpy(&mp, &a.llama_model_default_params, sizeof mp);
+        std::memcpy(&cp, &a.llama_context_default_params, sizeof cp);
+        const int m = last_written(mp);
+        const int c = last_written(cp);
+        constexpr int ms = sizeof(llama_model_params);
+        constexpr int cs = sizeof(llama_context_params);
+        state_->params_sized = m >= ms - 8 && m < ms && c >= cs - 8 && c < cs;
+    });
+    return state_->params_sized;
+}
+
+bool llama_lib::llama_ready() const {
+    std::call_once(state_->llama_once, [this] {
+        const llama_api& a = api_;
+        for (const auto& [name, which] : state_->missing)
+            if (which == part::llama_model) return;
+        if (!state_->llama_open_error.empty() || !llama_params_sized()) return;
+        a.llama_log_set(collect_log, nullptr);
+        // The CPU backends are separate libraries (one per instruction set); llama.cpp picks the best.
+        a.ggml_backend_load_all_from_path(std::filesystem::path(path_).parent_path().c_str());
+        a.llama_backend_init();
+        state_->llama_ready = true;
+    });
+    return state_->llama_ready;
 }
 
 std::string llama_lib::take_log() const {

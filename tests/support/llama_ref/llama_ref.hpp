@@ -8,6 +8,13 @@
 // and the symbols the library exports (`nm -D --defined-only`): enums cross the ABI as int, structs
 // are passed by value as those headers declare them.
 //
+// part::llama_model adds llama.cpp's model API from libllama.v0.5.0.so (and ggml_backend_load_all_from_path
+// from libggml.v0.5.0.so), both in the folder of libggml-base.so: loading a model and decoding a batch.
+// Its structs passed by value (llama_model_params, llama_context_params) are treated as opaque bytes of
+// the size this build uses, learned from its *_default_params() (checked at load, see part::llama_model):
+// they are only ever obtained from those functions and passed back unchanged, so no field offset is
+// assumed; the thread count is set through llama_set_n_threads() instead.
+//
 // Every symbol is looked up; the ones absent stay nullptr. A user states the parts it needs
 // (llama_lib::require) and gets the library only when all of them are there, or a reason to print
 // (GTEST_SKIP, a benchmark's skip message). Parts a user can do without are checked with has().
@@ -28,6 +35,31 @@ namespace minfer::llama_ref {
 struct gguf_context;
 struct ggml_context;
 struct ggml_tensor;
+struct llama_model;
+struct llama_context;
+struct llama_vocab;
+
+// llama.h's parameter structs, opaque: the sizes of this build (llama_model_default_params() writes
+// bytes [0, 0x4e), llama_context_default_params() [0, 0xa0); both 8-aligned). Larger than 16 bytes,
+// so passed and returned in memory by the x86-64 ABI whatever their fields: only the size matters.
+struct llama_model_params {
+    alignas(8) unsigned char bytes[80];
+};
+struct llama_context_params {
+    alignas(8) unsigned char bytes[160];
+};
+// llama.h: typedef struct llama_batch { int32_t n_tokens; llama_token* token; float* embd;
+// llama_pos* pos; int32_t* n_seq_id; llama_seq_id** seq_id; int8_t* logits; } (56 bytes; what
+// llama_batch_get_one() fills, checked on its code).
+struct llama_batch {
+    std::int32_t n_tokens;
+    std::int32_t* token;
+    float* embd;
+    std::int32_t* pos;
+    std::int32_t* n_seq_id;
+    std::int32_t** seq_id;
+    std::int8_t* logits;
+};
 
 // ggml.h: struct ggml_init_params { size_t mem_size; void * mem_buffer; bool no_alloc; };
 struct ggml_init_params {
@@ -76,6 +108,13 @@ inline constexpr unsigned type_traits = 1u << 9;     ///< ggml_get_type_traits
 inline constexpr unsigned quantize_chunk = 1u << 10; ///< ggml_quantize_chunk
 /// Not a symbol: GGML_TYPE_COUNT learned (llama_lib::type_count() > 0; needs gguf_read and log).
 inline constexpr unsigned type_count = 1u << 11;
+/// libllama's model API (llama_backend_init, llama_log_set, llama_model_*, llama_context_default_params,
+/// llama_init_from_model, llama_free, llama_set_n_threads, llama_n_threads, llama_batch_get_one,
+/// llama_decode, llama_get_logits_ith, llama_vocab_n_tokens) and libggml's
+/// ggml_backend_load_all_from_path; also requires that the parameter structs have the sizes declared
+/// above (nothing written past them by *_default_params()). Requiring it initialises the backend
+/// once: llama's log is collected like ggml's (take_log), the CPU backends of the folder are loaded.
+inline constexpr unsigned llama_model = 1u << 12;
 }  // namespace part
 
 /// The C API of the loaded library. A pointer is nullptr when the library lacks the symbol.
@@ -167,6 +206,32 @@ struct llama_api {
     // part::quantize_chunk: (type, src, dst, start, nrows, n_per_row, imatrix) -> bytes written
     std::size_t (*ggml_quantize_chunk)(int, const float*, void*, std::int64_t, std::int64_t, std::int64_t,
                                        const float*) = nullptr;
+    // part::llama_model (libllama; the last one from libggml)
+    void (*llama_backend_init)() = nullptr;
+    void (*llama_log_set)(log_callback, void*) = nullptr;
+    llama_model_params (*llama_model_default_params)() = nullptr;
+    llama_model* (*llama_model_load_from_file)(const char*, llama_model_params) = nullptr;
+    void (*llama_model_free)(llama_model*) = nullptr;
+    std::uint64_t (*llama_model_n_params)(const llama_model*) = nullptr;
+    std::uint64_t (*llama_model_size)(const llama_model*) = nullptr;
+    /// The model's tokenizer.chat_template (name nullptr) or tokenizer.chat_template.<name>; nullptr if none.
+    const char* (*llama_model_chat_template)(const llama_model*, const char*) = nullptr;
+    std::int32_t (*llama_model_meta_count)(const llama_model*) = nullptr;
+    /// Writes the value as text into buf (snprintf-like); returns its length, -1 when the key is absent.
+    std::int32_t (*llama_model_meta_val_str)(const llama_model*, const char*, char*, std::size_t) = nullptr;
+    const llama_vocab* (*llama_model_get_vocab)(const llama_model*) = nullptr;
+    std::int32_t (*llama_vocab_n_tokens)(const llama_vocab*) = nullptr;
+    llama_context_params (*llama_context_default_params)() = nullptr;
+    llama_context* (*llama_init_from_model)(llama_model*, llama_context_params) = nullptr;
+    void (*llama_free)(llama_context*) = nullptr;
+    void (*llama_set_n_threads)(llama_context*, std::int32_t, std::int32_t) = nullptr;
+    std::int32_t (*llama_n_threads)(llama_context*) = nullptr;
+    llama_batch (*llama_batch_get_one)(std::int32_t*, std::int32_t) = nullptr;
+    /// 0 ok, 1 no KV slot, 2 aborted, -1 invalid batch, < -1 error.
+    std::int32_t (*llama_decode)(llama_context*, llama_batch) = nullptr;
+    /// Logits of the i-th token of the last batch (negative: from the end), n_vocab floats.
+    float* (*llama_get_logits_ith)(llama_context*, std::int32_t) = nullptr;
+    void (*ggml_backend_load_all_from_path)(const char*) = nullptr;
 };
 
 /// The loaded library (one per process).
@@ -206,6 +271,12 @@ public:
     /// ggml_get_type_traits(id) once its layout is checked on q4_0 ("q4_0", 32, 18); nullptr when
     /// the symbol is absent, the check failed, or id >= type_count().
     const ggml_type_traits* type_traits(std::uint32_t id) const;
+    /// Whether llama_model_default_params() and llama_context_default_params() write nothing past the
+    /// sizes declared here and reach their last 8 bytes (the declared sizes are this build's).
+    bool llama_params_sized() const;
+    /// For part::llama_model: log collection, CPU backends of the library's folder, llama_backend_init(),
+    /// once. false when a symbol is missing or the parameter sizes differ.
+    bool llama_ready() const;
 
     /// The log lines llama.cpp printed since the last call (with part::log the callback collects them,
     /// up to 16 KiB, instead of printing to stderr; MINFER_REFERENCE_VERBOSE=1 prints them as well).
@@ -221,6 +292,8 @@ private:
     llama_api api_{};
     std::string path_;
     void* handle_ = nullptr;
+    void* llama_handle_ = nullptr;  ///< libllama, when found beside libggml-base
+    void* ggml_handle_ = nullptr;   ///< libggml (the backend registry)
     std::unique_ptr<state> state_;
 };
 

@@ -1,0 +1,199 @@
+// A full disk: edit, split and merge writing to a 256 KiB tmpfs from an input on the normal disk
+// larger than that, and an in-place edit whose undo journal cannot be written. Each must exit 3
+// (I/O), say on stderr that the disk is full, leave the output directory as it was (no output, no
+// temporary, no earlier split part) and the input unchanged. Needs root (to mount the tmpfs): skipped
+// otherwise, with the reason.
+#include <gtest/gtest.h>
+#include <sys/mount.h>
+
+#include <array>
+#include <cctype>
+#include <fstream>
+
+#include "minfer/gguf_write/writer.hpp"
+#include "toolbox_support.hpp"
+
+namespace minfer_toolbox_test {
+namespace {
+
+constexpr const char* tmpfs_size = "256k";
+
+// A tmpfs mounted on a fresh directory for one test, unmounted (and the directory removed) however
+// the test ends.
+class small_tmpfs {
+public:
+    small_tmpfs() : dir_("tmpfs") {
+        mount_point_ = dir_ / "mnt";
+        fs::create_directories(mount_point_);
+        const std::string opts = std::string("size=") + tmpfs_size + ",mode=0755";
+        if (::mount("tmpfs", mount_point_.c_str(), "tmpfs", 0, opts.c_str()) != 0)
+            why_ = std::string("cannot mount a tmpfs on ") + mount_point_.string() + ": " + std::strerror(errno);
+        else
+            mounted_ = true;
+    }
+    ~small_tmpfs() {
+        if (mounted_ && ::umount(mount_point_.c_str()) != 0) (void)::umount2(mount_point_.c_str(), MNT_DETACH);
+    }
+    small_tmpfs(const small_tmpfs&) = delete;
+    small_tmpfs& operator=(const small_tmpfs&) = delete;
+    bool mounted() const { return mounted_; }
+    const std::string& why() const { return why_; }
+    const fs::path& path() const { return mount_point_; }
+    /// The directory beside the mount point, on the normal disk.
+    const temp_dir& disk() const { return dir_; }
+
+private:
+    temp_dir dir_;
+    fs::path mount_point_;
+    bool mounted_ = false;
+    std::string why_;
+};
+
+#define MINFER_REQUIRE_TMPFS(t)                                                                  \
+    if (::geteuid() != 0) GTEST_SKIP() << "not root: cannot mount a small tmpfs to fill: skipped"; \
+    small_tmpfs t;                                                                               \
+    if (!t.mounted()) GTEST_SKIP() << t.why() << ": skipped"
+
+// Non-zero bytes (a hole would take no space on the tmpfs): a cheap pseudo-random pattern.
+std::vector<std::byte> pattern(std::size_t n, std::uint32_t seed) {
+    std::vector<std::byte> v(n);
+    std::uint32_t x = seed * 2654435761u + 1;
+    for (std::size_t i = 0; i < n; ++i) {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        v[i] = static_cast<std::byte>(x | 1);
+    }
+    return v;
+}
+
+// A model of `n` f32 tensors of `floats` values each, all bytes non-zero. With split_count > 0,
+// written as that many parts laid out like gguf-split (tensors distributed evenly) to prefix-0000k-of-….
+void write_model(const fs::path& path, int n, std::int64_t floats, std::uint32_t split_count = 0) {
+    const std::array<std::int64_t, 1> ne{floats};
+    if (split_count == 0) {
+        gguf::writer w;
+        w.set_string("general.architecture", "llama");
+        w.set_string("general.name", "full-disk");
+        for (int i = 0; i < n; ++i)
+            w.add_tensor("t" + std::to_string(i) + ".weight", gguf::tensor_type::f32, ne,
+                         pattern(static_cast<std::size_t>(floats) * 4, static_cast<std::uint32_t>(i)));
+        auto r = w.write(path);
+        if (!r) throw std::runtime_error("write " + path.string() + ": " + r.error().message());
+        return;
+    }
+    const int per_part = (n + static_cast<int>(split_count) - 1) / static_cast<int>(split_count);
+    for (std::uint32_t k = 0; k < split_count; ++k) {
+        gguf::writer w;
+        if (k == 0) {
+            w.set_string("general.architecture", "llama");
+            w.set_string("general.name", "full-disk");
+        }
+        w.set_u16("split.no", static_cast<std::uint16_t>(k));
+        w.set_u16("split.count", static_cast<std::uint16_t>(split_count));
+        w.set_i32("split.tensors.count", n);
+        for (int i = static_cast<int>(k) * per_part; i < std::min(n, static_cast<int>(k + 1) * per_part); ++i)
+            w.add_tensor("t" + std::to_string(i) + ".weight", gguf::tensor_type::f32, ne,
+                         pattern(static_cast<std::size_t>(floats) * 4, static_cast<std::uint32_t>(i)));
+        const fs::path p = gguf::split_file_name(path.string(), k, split_count);
+        auto r = w.write(p);
+        if (!r) throw std::runtime_error("write " + p.string() + ": " + r.error().message());
+    }
+}
+
+std::string lower(std::string s) {
+    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+}
+
+// The message names the condition: strerror(ENOSPC), or the errno's name, or "disk full".
+void expect_says_disk_full(const std::string& err) {
+    const std::string l = lower(err);
+    EXPECT_TRUE(l.find("no space left on device") != std::string::npos || l.find("enospc") != std::string::npos ||
+                l.find("disk full") != std::string::npos || l.find("disk is full") != std::string::npos)
+        << "stderr does not name the full disk:\n" << err;
+}
+
+// 8 tensors of 96 KiB: 768 KiB, three times the tmpfs.
+constexpr int n_tensors = 8;
+constexpr std::int64_t tensor_floats = 24576;
+
+TEST(OutOfSpace, EditToAFullDisk) {
+    MINFER_REQUIRE_TMPFS(t);
+    const fs::path in = t.disk() / "in.gguf";
+    write_model(in, n_tensors, tensor_floats);
+    const std::uint64_t sum = checksum(in);
+    std::ofstream(t.path() / "keep.txt") << "was here\n";
+    const auto before = list_dir(t.path());
+
+    const run_result r = run({"edit", in.string(), "-o", (t.path() / "out.gguf").string(), "--name", "X", "--quiet"});
+    EXPECT_EQ(r.rc, 3) << r.err;
+    expect_says_disk_full(r.err);
+    EXPECT_EQ(list_dir(t.path()), before) << "left behind: " << joined(list_dir(t.path()));
+    EXPECT_EQ(checksum(in), sum) << "the input changed";
+}
+
+TEST(OutOfSpace, SplitToAFullDiskRemovesTheEarlierParts) {
+    MINFER_REQUIRE_TMPFS(t);
+    const fs::path in = t.disk() / "in.gguf";
+    write_model(in, n_tensors, tensor_floats);
+    const std::uint64_t sum = checksum(in);
+    std::ofstream(t.path() / "keep.txt") << "was here\n";
+    const auto before = list_dir(t.path());
+
+    // 2 tensors (192 KiB) a part: part 1 fits in 256 KiB, part 2 does not.
+    const run_result r = run({"split", in.string(), (t.path() / "out").string(), "--split-max-tensors", "2", "--quiet"});
+    EXPECT_EQ(r.rc, 3) << r.err;
+    expect_says_disk_full(r.err);
+    EXPECT_EQ(list_dir(t.path()), before) << "left behind: " << joined(list_dir(t.path()));
+    EXPECT_EQ(checksum(in), sum) << "the input changed";
+}
+
+TEST(OutOfSpace, MergeToAFullDisk) {
+    MINFER_REQUIRE_TMPFS(t);
+    const fs::path prefix = t.disk() / "in";
+    write_model(prefix, n_tensors, tensor_floats, 4);
+    const auto parts = part_paths(prefix, 4);
+    std::vector<std::uint64_t> sums;
+    for (const fs::path& p : parts) sums.push_back(checksum(p));
+    std::ofstream(t.path() / "keep.txt") << "was here\n";
+    const auto before = list_dir(t.path());
+
+    const run_result r = run({"merge", parts.front().string(), (t.path() / "out.gguf").string(), "--quiet"});
+    EXPECT_EQ(r.rc, 3) << r.err;
+    expect_says_disk_full(r.err);
+    EXPECT_EQ(list_dir(t.path()), before) << "left behind: " << joined(list_dir(t.path()));
+    for (std::size_t i = 0; i < parts.size(); ++i) EXPECT_EQ(checksum(parts[i]), sums[i]) << parts[i] << " changed";
+}
+
+TEST(OutOfSpace, InPlaceEditCannotWriteItsJournal) {
+    MINFER_REQUIRE_TMPFS(t);
+    // A 32 KiB model on the tmpfs, then the tmpfs filled to the last byte.
+    const fs::path model = t.path() / "model.gguf";
+    write_model(model, 2, 4096);
+    const std::uint64_t sum = checksum(model);
+    {
+        const std::vector<std::byte> chunk = pattern(4096, 99);
+        std::FILE* f = std::fopen((t.path() / "filler").c_str(), "wb");
+        ASSERT_NE(f, nullptr);
+        std::setvbuf(f, nullptr, _IONBF, 0);
+        while (std::fwrite(chunk.data(), 1, chunk.size(), f) == chunk.size()) {
+        }
+        for (char c = 1; std::fwrite(&c, 1, 1, f) == 1;) {  // the last partial block
+        }
+        std::fclose(f);
+    }
+    const auto before = list_dir(t.path());
+
+    // "full-disk" -> "full-DISK": the same length, so it fits in place whatever the layout; only the
+    // undo journal needs new space.
+    const run_result r = run({"edit", model.string(), "--in-place", "--name", "full-DISK", "--quiet"});
+    EXPECT_EQ(r.rc, 3) << r.err;
+    expect_says_disk_full(r.err);
+    EXPECT_EQ(list_dir(t.path()), before) << "left behind: " << joined(list_dir(t.path()));
+    EXPECT_EQ(checksum(model), sum) << "the model changed";
+    EXPECT_EQ(file_problem(model), "");
+}
+
+}  // namespace
+}  // namespace minfer_toolbox_test
