@@ -22,9 +22,10 @@
 #include "../common/exit_codes.hpp"
 #include "../common/open_model.hpp"
 #include "../common/out_buffer.hpp"
+#include "../common/run_printing.hpp"
 #include "../common/progress.hpp"
 #include "../common/quote.hpp"
-#include "../common/value_visit.hpp"
+#include "../common/size_arg.hpp"
 #include "commands.hpp"
 #include "edit_options.hpp"
 #include "minfer/gguf/text.hpp"
@@ -39,7 +40,8 @@ namespace {
 namespace fs = std::filesystem;
 
 edit_options opt;           // filled by CLI11 during parsing, read by edit_run()
-CLI::App* edit_app = nullptr;  // its parse order gives the changes in command-line order
+CLI::App* edit_app = nullptr;
+CLI::Option* reserve_opt = nullptr;  // whether --reserve was given (an empty value is an error, not absent)  // its parse order gives the changes in command-line order
 struct change_options {
     CLI::Option *set = nullptr, *del = nullptr, *name = nullptr, *description = nullptr, *chat_template = nullptr,
                 *chat_template_file = nullptr, *special_token = nullptr;
@@ -147,20 +149,7 @@ std::string type_label(const gguf::kv& e) {
 }
 
 // A value as `minfer info` shows it; arrays only by their type label (never set by an edit).
-std::string value_text(const gguf::kv& e) {
-    if (e.is_array()) return {};
-    if (e.type == gguf::value_type::string) {
-        auto s = e.get<std::string_view>();
-        return s ? quoted(*s, shown_bytes) : std::string("?");
-    }
-    std::string text = "?";
-    visit_fixed(e.type, [&](auto tag) {
-        using T = decltype(tag);
-        auto v = e.get<T>();
-        if (v) text = number_text<T>(*v);
-    });
-    return text;
-}
+std::string value_text(const gguf::kv& e) { return scalar_value_text(e, shown_bytes); }
 
 std::string with_value(const gguf::kv& e) {
     const std::string v = value_text(e);
@@ -336,14 +325,40 @@ int run(out_buffer& out) {
         }
     }
 
+    // --reserve: a padding key of that many zero bytes, which a later --in-place edit can grow into
+    // (a file fresh from any writer has less than its alignment to spare before the tensor data).
+    std::uint64_t reserve = 0;
+    if (reserve_opt != nullptr && reserve_opt->count() > 0) {  // given, even empty (an error below)
+        if (opt.in_place)
+            return fail("--reserve leaves room in a new file (-o); an in-place edit keeps the room the file has",
+                        exit_usage);
+        std::string why;
+        const auto bytes = parse_size_arg(opt.reserve, why);
+        if (!bytes) return fail(fmt::format("--reserve {}: {}", gguf::escape(opt.reserve), why), exit_usage);
+        constexpr std::uint64_t max_reserve = std::uint64_t{1} << 30;
+        if (*bytes > max_reserve)
+            return fail(fmt::format("--reserve {}: at most 1 GiB of room", gguf::escape(opt.reserve)), exit_usage);
+        reserve = *bytes;
+    }
+
     gguf::metadata_edit_options options;
     options.drop_padding = !opt.in_place;
     auto plan = gguf::plan_metadata_edit(m, edits, options);
     if (!plan) return report(plan.error());
     print_warnings(*plan);
+    if (reserve > 0) {
+        // The array's bytes as stored: element tag u8 (0), u64 count, the zeros.
+        std::vector<std::byte> value(12 + static_cast<std::size_t>(reserve));
+        const std::uint64_t count = reserve;
+        std::memcpy(value.data() + 4, &count, 8);
+        plan->changes.push_back(gguf::metadata_change::set_encoded(std::string(gguf::in_place_padding_key),
+                                                                   gguf::value_type::array, std::move(value)));
+    }
 
     if (opt.dry_run) {
         out.write(diff_text_of(*plan));
+        if (reserve > 0) out.print("+ {} (u8 array): {} zero bytes reserved for later in-place edits\n",
+                                   gguf::in_place_padding_key, reserve);
         if (opt.in_place) {
             print_in_place_verdict(m, *plan, out);
         } else {
@@ -444,6 +459,9 @@ void edit_add_options(CLI::App& sub) {
     sub.add_flag("--dry-run", opt.dry_run,
                  "Print the changes and whether --in-place would fit; write nothing");
     sub.add_flag("--force", opt.force, "Replace the output file if it exists");
+    reserve_opt = sub.add_option("--reserve", opt.reserve,
+                   "With -o: leave SIZE bytes of room (a minfer.padding key) so that later --in-place edits can "
+                   "grow the metadata; K/M/G = 10^3.., KiB/MiB/GiB = 2^10..");
     sub.add_flag("--in-place", opt.in_place,
                  "Rewrite only the model's header and metadata, keeping its tensor data where it is (journaled; "
                  "refused when the new metadata does not fit)");
@@ -458,20 +476,7 @@ void edit_add_options(CLI::App& sub) {
 }
 
 int edit_run() {
-    out_buffer out;
-    int code = exit_ok;
-    try {
-        code = run(out);
-    } catch (const std::bad_alloc&) {
-        out.flush();
-        std::fputs("Error: out of memory\n", stderr);
-        return exit_io;
-    }
-    if (!out.flush()) {
-        fmt::print(stderr, "Error: cannot write to standard output\n");
-        return exit_io;
-    }
-    return code;
+    return run_printing(run);
 }
 
 }  // namespace minfer::cli

@@ -10,6 +10,7 @@ struct edit_options {
     std::string path;     ///< the model (a file, or part 1 of a split set)
     std::string output;   ///< -o: the new file
     std::string recover;  ///< --recover FILE
+    std::string reserve;  ///< --reserve SIZE: room for later in-place edits (-o only)
     bool dry_run = false;
     bool force = false;
     bool in_place = false;

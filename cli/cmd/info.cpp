@@ -9,6 +9,7 @@
 #include "../common/exit_codes.hpp"
 #include "../common/open_model.hpp"
 #include "../common/out_buffer.hpp"
+#include "../common/run_printing.hpp"
 #include "../print/printers.hpp"
 #include "commands.hpp"
 #include "info_options.hpp"
@@ -66,21 +67,7 @@ void info_add_options(CLI::App& sub) {
 
 int info_run() {
     opt.has_key = !opt.key.empty();
-    out_buffer out;
-    int code = exit_ok;
-    try {
-        code = run(out);
-    } catch (const std::bad_alloc&) {
-        // A printer ran out of memory (the streaming ones should not): say so, never abort.
-        out.flush();
-        std::fputs("Error: out of memory\n", stderr);
-        return exit_io;
-    }
-    if (!out.flush()) {
-        fmt::print(stderr, "Error: cannot write to standard output\n");
-        return exit_io;
-    }
-    return code;
+    return run_printing(run);
 }
 
 }  // namespace minfer::cli

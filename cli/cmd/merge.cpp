@@ -14,6 +14,7 @@
 #include "../common/exit_codes.hpp"
 #include "../common/open_model.hpp"
 #include "../common/out_buffer.hpp"
+#include "../common/run_printing.hpp"
 #include "../common/progress.hpp"
 #include "../common/sizes.hpp"
 #include "commands.hpp"
@@ -114,20 +115,7 @@ void merge_add_options(CLI::App& sub) {
 }
 
 int merge_run() {
-    out_buffer out;
-    int code = exit_ok;
-    try {
-        code = run(out);
-    } catch (const std::bad_alloc&) {
-        out.flush();
-        std::fputs("Error: out of memory\n", stderr);
-        return exit_io;
-    }
-    if (!out.flush()) {
-        fmt::print(stderr, "Error: cannot write to standard output\n");
-        return exit_io;
-    }
-    return code;
+    return run_printing(run);
 }
 
 }  // namespace minfer::cli

@@ -1,6 +1,7 @@
 #include "quote.hpp"
 
 #include "minfer/gguf/text.hpp"
+#include "value_visit.hpp"
 
 namespace minfer::cli {
 
@@ -21,5 +22,20 @@ std::string quoted(std::string_view s, std::size_t limit) {
 
 std::string float_text(float v) { return fmt::format("{}", v); }
 std::string float_text(double v) { return fmt::format("{}", v); }
+
+std::string scalar_value_text(const gguf::kv& e, std::size_t string_limit) {
+    if (e.is_array()) return {};
+    if (e.type == gguf::value_type::string) {
+        auto s = e.get<std::string_view>();
+        return s ? quoted(*s, string_limit) : std::string("?");
+    }
+    std::string text = "?";
+    visit_fixed(e.type, [&](auto tag) {
+        using T = decltype(tag);
+        auto v = e.get<T>();
+        if (v) text = number_text<T>(*v);
+    });
+    return text;
+}
 
 }  // namespace minfer::cli

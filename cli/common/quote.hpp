@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "minfer/gguf/value.hpp"
+
 namespace minfer::cli {
 
 /// `s` quoted with double quotes for text output: gguf::escape (control characters, invalid UTF-8,
@@ -32,5 +34,9 @@ std::string number_text(T v) {
         return fmt::format("{}", v);
     }
 }
+
+/// A scalar or string value as `minfer info` shows it: a string quoted (cut after `string_limit`
+/// bytes, 0 = whole), a number by number_text; "?" for bytes that do not decode. Arrays: "".
+std::string scalar_value_text(const gguf::kv& e, std::size_t string_limit);
 
 }  // namespace minfer::cli

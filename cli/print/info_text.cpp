@@ -63,19 +63,7 @@ std::string annotation(const gguf::kv& e, const special_tokens& specials) {
     return fmt::format(" (not a token: the vocabulary has {})", specials.vocab_size);
 }
 
-std::string scalar_text(const gguf::kv& e, bool full) {
-    if (e.type == gguf::value_type::string) {
-        auto s = e.get<std::string_view>();
-        return s ? quoted(*s, full ? 0 : preview_bytes) : std::string("?");
-    }
-    std::string text = "?";
-    visit_fixed(e.type, [&](auto tag) {
-        using T = decltype(tag);
-        auto v = e.get<T>();
-        if (v) text = number_text<T>(*v);
-    });
-    return text;
-}
+std::string scalar_text(const gguf::kv& e, bool full) { return scalar_value_text(e, full ? 0 : preview_bytes); }
 
 // The first `limit` items of an array, comma-separated.
 std::string preview(const gguf::array_view& a) {

@@ -3,6 +3,7 @@
 // relative to a descriptor of the target's directory opened once, so the temporary and the target
 // are always in the same directory (rename is atomic only within one filesystem).
 #include "minfer/gguf_write/atomic_file.hpp"
+#include "errors.hpp"
 
 #include <cerrno>
 #include <cstdint>
@@ -18,23 +19,8 @@
 
 namespace minfer::gguf {
 namespace {
-
-error io_error(const std::filesystem::path& file, const char* what, int err) {
-    error e;
-    e.code = errc::io_error;
-    e.where = section::file;
-    e.file = file.string();
-    e.detail = what;
-    e.sys_errno = err;
-    return e;
-}
-
-error oom() {
-    error e;
-    e.code = errc::out_of_memory;
-    e.detail = "creating the output file";
-    return e;
-}
+using detail::io_error;
+using detail::oom;
 
 // 16 hex digits nobody can predict: getrandom, or (where it fails) the clock and a counter mixed.
 std::string random_suffix() {
@@ -92,7 +78,7 @@ result<atomic_file> atomic_file::create(const std::filesystem::path& target,
         }
         return unexpected(io_error(dir, "find a free temporary name in", EEXIST));
     } catch (...) {  // bad_alloc from a path or a string
-        return unexpected(oom());
+        return unexpected(oom("creating the output file"));
     }
 }
 
@@ -229,7 +215,7 @@ result<void> atomic_file::commit() noexcept {
         return {};
     } catch (...) {
         discard();
-        return unexpected(oom());
+        return unexpected(oom("creating the output file"));
     }
 }
 

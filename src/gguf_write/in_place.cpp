@@ -25,6 +25,7 @@
 #include <utility>
 
 #include "copy.hpp"
+#include "errors.hpp"
 #include "minfer/gguf_write/atomic_file.hpp"
 
 namespace minfer::gguf {
@@ -33,23 +34,6 @@ namespace {
 constexpr std::array<char, 16> journal_magic{'M', 'I', 'N', 'F', 'E', 'R', '-', 'U',
                                              'N', 'D', 'O', '-', '1', '\n', '\0', '\0'};
 constexpr std::size_t journal_fixed = journal_magic.size() + 3 * sizeof(std::uint64_t);
-
-error make_error(errc code, const std::filesystem::path& file, std::string detail, int err = 0) {
-    error e;
-    e.code = code;
-    e.where = section::file;
-    e.file = file.string();
-    e.detail = std::move(detail);
-    e.sys_errno = err;
-    return e;
-}
-
-error oom(const char* what) {
-    error e;
-    e.code = errc::out_of_memory;
-    e.detail = what;
-    return e;
-}
 
 std::uint64_t fnv1a(std::span<const std::byte> bytes, std::uint64_t h = 0xcbf29ce484222325ull) {
     for (const std::byte b : bytes) {
@@ -77,7 +61,7 @@ bool path_exists(const std::filesystem::path& p) {
 }
 
 error journal_present_error(const std::filesystem::path& model_file) {
-    error e = make_error(errc::journal_present, undo_journal_path(model_file), {});
+    error e = detail::file_error(errc::journal_present, undo_journal_path(model_file), {});
     return e;
 }
 
@@ -93,10 +77,10 @@ struct fd_guard {
 // and a recovery) of one file never interleave.
 result<int> open_locked(const std::filesystem::path& file, fd_guard& guard) {
     guard.fd = ::open(file.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW);
-    if (guard.fd < 0) return unexpected(make_error(errc::io_error, file, "open for writing", errno));
+    if (guard.fd < 0) return unexpected(detail::file_error(errc::io_error, file, "open for writing", errno));
     if (::flock(guard.fd, LOCK_EX | LOCK_NB) != 0) {
         const int err = errno;
-        return unexpected(make_error(errc::io_error, file,
+        return unexpected(detail::file_error(errc::io_error, file,
                                      err == EWOULDBLOCK ? "lock (another in-place edit of this file is running)"
                                                         : "lock",
                                      err));
@@ -108,7 +92,7 @@ result<std::vector<std::byte>> read_head(int fd, const std::filesystem::path& fi
     std::vector<std::byte> head(static_cast<std::size_t>(n));
     const auto s = detail::read_all(fd, head, 0);
     if (!s.ok())
-        return unexpected(make_error(errc::io_error, file,
+        return unexpected(detail::file_error(errc::io_error, file,
                                      s.failed == detail::copy_status::what::short_source ? "read (the file is shorter than its head)"
                                                                                       : "read",
                                      s.failed == detail::copy_status::what::short_source ? ESTALE : s.err));
@@ -117,22 +101,22 @@ result<std::vector<std::byte>> read_head(int fd, const std::filesystem::path& fi
 
 result<void> write_head(int fd, const std::filesystem::path& file, std::span<const std::byte> head) {
     if (const auto s = detail::write_all(fd, head, 0); !s.ok())
-        return unexpected(make_error(errc::io_error, file, "write the new header", s.err));
-    if (::fsync(fd) != 0) return unexpected(make_error(errc::io_error, file, "fsync", errno));
+        return unexpected(detail::file_error(errc::io_error, file, "write the new header", s.err));
+    if (::fsync(fd) != 0) return unexpected(detail::file_error(errc::io_error, file, "fsync", errno));
     return {};
 }
 
 // Remove the journal and make its removal durable.
 result<void> remove_journal(const std::filesystem::path& journal) {
     if (::unlink(journal.c_str()) != 0 && errno != ENOENT)
-        return unexpected(make_error(errc::io_error, journal, "remove the undo journal", errno));
+        return unexpected(detail::file_error(errc::io_error, journal, "remove the undo journal", errno));
     const std::filesystem::path dir = journal.has_parent_path() ? journal.parent_path() : ".";
     const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd < 0) return unexpected(make_error(errc::io_error, dir, "open the directory", errno));
+    if (dfd < 0) return unexpected(detail::file_error(errc::io_error, dir, "open the directory", errno));
     const int rc = ::fsync(dfd);
     const int err = errno;
     ::close(dfd);
-    if (rc != 0) return unexpected(make_error(errc::io_error, dir, "fsync the directory", err));
+    if (rc != 0) return unexpected(detail::file_error(errc::io_error, dir, "fsync the directory", err));
     return {};
 }
 
@@ -222,7 +206,7 @@ result<in_place_edit> plan_in_place(const model& m, std::uint32_t part, const wr
         edit.padding_bytes = padded ? padding : 0;
         return edit;
     } catch (...) {
-        return unexpected(oom("planning an in-place edit"));
+        return unexpected(detail::oom("planning an in-place edit"));
     }
 }
 
@@ -230,7 +214,7 @@ result<void> apply_in_place(const in_place_edit& edit) noexcept {
     try {
         const std::filesystem::path journal = undo_journal_path(edit.file);
         if (edit.new_head.size() != edit.old_head.size())
-            return unexpected(make_error(errc::no_room_in_place, edit.file, "the new head differs in size"));
+            return unexpected(detail::file_error(errc::no_room_in_place, edit.file, "the new head differs in size"));
         fd_guard guard;
         auto fd = open_locked(edit.file, guard);
         if (!fd) return unexpected(std::move(fd).error());
@@ -238,13 +222,13 @@ result<void> apply_in_place(const in_place_edit& edit) noexcept {
 
         // The file must still be the one planned from.
         struct stat st {};
-        if (::fstat(*fd, &st) != 0) return unexpected(make_error(errc::io_error, edit.file, "stat", errno));
+        if (::fstat(*fd, &st) != 0) return unexpected(detail::file_error(errc::io_error, edit.file, "stat", errno));
         if (static_cast<std::uint64_t>(st.st_size) != edit.file_size)
-            return unexpected(make_error(errc::io_error, edit.file, "the file changed since it was opened", ESTALE));
+            return unexpected(detail::file_error(errc::io_error, edit.file, "the file changed since it was opened", ESTALE));
         auto current = read_head(*fd, edit.file, edit.old_head.size());
         if (!current) return unexpected(std::move(current).error());
         if (*current != edit.old_head)
-            return unexpected(make_error(errc::io_error, edit.file, "the file changed since it was opened", ESTALE));
+            return unexpected(detail::file_error(errc::io_error, edit.file, "the file changed since it was opened", ESTALE));
         if (edit.new_head == edit.old_head) return {};  // nothing to write
 
         // 1. The journal, complete and durable before the model changes.
@@ -266,7 +250,7 @@ result<void> apply_in_place(const in_place_edit& edit) noexcept {
             auto out = atomic_file::create(journal, o);
             if (!out) return unexpected(std::move(out).error());
             if (const auto s = detail::write_all(out->fd(), body, 0); !s.ok())
-                return unexpected(make_error(errc::io_error, journal, "write the undo journal", s.err));
+                return unexpected(detail::file_error(errc::io_error, journal, "write the undo journal", s.err));
             if (auto r = out->commit(); !r) {
                 if (r.error().sys_errno == EEXIST) return unexpected(journal_present_error(edit.file));
                 return r;
@@ -281,7 +265,7 @@ result<void> apply_in_place(const in_place_edit& edit) noexcept {
         // 3. The journal goes: the edit is complete.
         return remove_journal(journal);
     } catch (...) {
-        return unexpected(oom("an in-place edit"));
+        return unexpected(detail::oom("an in-place edit"));
     }
 }
 
@@ -296,20 +280,20 @@ result<recovery> recover_in_place(const std::filesystem::path& file) noexcept {
         jguard.fd = ::open(journal.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
         if (jguard.fd < 0) {
             if (errno == ENOENT) return recovery::nothing_to_do;
-            return unexpected(make_error(errc::io_error, journal, "open the undo journal", errno));
+            return unexpected(detail::file_error(errc::io_error, journal, "open the undo journal", errno));
         }
         struct stat jst {};
         struct stat st {};
-        if (::fstat(jguard.fd, &jst) != 0) return unexpected(make_error(errc::io_error, journal, "stat", errno));
-        if (::fstat(*fd, &st) != 0) return unexpected(make_error(errc::io_error, file, "stat", errno));
+        if (::fstat(jguard.fd, &jst) != 0) return unexpected(detail::file_error(errc::io_error, journal, "stat", errno));
+        if (::fstat(*fd, &st) != 0) return unexpected(detail::file_error(errc::io_error, file, "stat", errno));
         const auto jsize = static_cast<std::uint64_t>(jst.st_size);
-        auto invalid = [&](std::string why) { return unexpected(make_error(errc::journal_invalid, journal, std::move(why))); };
+        auto invalid = [&](std::string why) { return unexpected(detail::file_error(errc::journal_invalid, journal, std::move(why))); };
         if (jsize < journal_fixed) return invalid("it is shorter than its fixed header");
         // Its size is checked against the model before anything is allocated from it.
         const auto file_size = static_cast<std::uint64_t>(st.st_size);
         std::vector<std::byte> fixed(journal_fixed);
         if (const auto s = detail::read_all(jguard.fd, fixed, 0); !s.ok())
-            return unexpected(make_error(errc::io_error, journal, "read the undo journal", s.err));
+            return unexpected(detail::file_error(errc::io_error, journal, "read the undo journal", s.err));
         if (std::memcmp(fixed.data(), journal_magic.data(), journal_magic.size()) != 0)
             return invalid("it does not start with the journal magic");
         const std::uint64_t recorded_size = get_u64(fixed, 16);
@@ -322,7 +306,7 @@ result<recovery> recover_in_place(const std::filesystem::path& file) noexcept {
             return invalid("its recorded head size (" + std::to_string(head) + " bytes) does not match its length");
         std::vector<std::byte> heads(static_cast<std::size_t>(2 * head));
         if (const auto s = detail::read_all(jguard.fd, heads, journal_fixed); !s.ok())
-            return unexpected(make_error(errc::io_error, journal, "read the undo journal", s.err));
+            return unexpected(detail::file_error(errc::io_error, journal, "read the undo journal", s.err));
         if (fnv1a(heads) != sum) return invalid("its checksum does not match (the journal is damaged)");
         const std::span<const std::byte> old_head = std::span(heads).first(static_cast<std::size_t>(head));
         const std::span<const std::byte> new_head = std::span(heads).subspan(static_cast<std::size_t>(head));
@@ -344,7 +328,7 @@ result<recovery> recover_in_place(const std::filesystem::path& file) noexcept {
         if (auto r = remove_journal(journal); !r) return unexpected(std::move(r).error());
         return recovery::rolled_back;
     } catch (...) {
-        return unexpected(oom("recovering an in-place edit"));
+        return unexpected(detail::oom("recovering an in-place edit"));
     }
 }
 

@@ -1,5 +1,6 @@
 // model_source: descriptors on a model's parts, checked against what the loader verified.
 #include "minfer/gguf_write/model_source.hpp"
+#include "errors.hpp"
 
 #include <cerrno>
 #include <cstring>
@@ -11,16 +12,6 @@
 
 namespace minfer::gguf {
 namespace {
-
-error part_error(const std::filesystem::path& file, const char* what, int err) {
-    error e;
-    e.code = errc::io_error;
-    e.where = section::file;
-    e.file = file.string();
-    e.detail = what;
-    e.sys_errno = err;
-    return e;
-}
 
 // Compare [0, n) of the file with the verified bytes, in chunks (the head of a big vocabulary is
 // tens of MB; no need to hold a second copy).
@@ -85,25 +76,22 @@ result<model_source> model_source::open(const model& m) noexcept {
         out.data_offsets_.reserve(m.parts().size());
         for (const model_part& part : m.parts()) {
             const int fd = ::open(part.path.c_str(), O_RDONLY | O_CLOEXEC);
-            if (fd < 0) return unexpected(part_error(part.path, "open the model file to copy from", errno));
+            if (fd < 0) return unexpected(detail::io_error(part.path, "open the model file to copy from", errno));
             out.fds_.push_back(fd);
             out.data_offsets_.push_back(part.view.data_offset());
             struct stat st {};
-            if (::fstat(fd, &st) != 0) return unexpected(part_error(part.path, "stat", errno));
+            if (::fstat(fd, &st) != 0) return unexpected(detail::io_error(part.path, "stat", errno));
             const std::span<const std::byte> verified = part.file.bytes();
             if (static_cast<std::uint64_t>(st.st_size) != verified.size())
-                return unexpected(part_error(part.path, "the file changed since it was opened", ESTALE));
+                return unexpected(detail::io_error(part.path, "the file changed since it was opened", ESTALE));
             int err = 0;
             if (!same_head(fd, verified, part.view.data_offset(), err))
-                return unexpected(part_error(
+                return unexpected(detail::io_error(
                     part.path, err == ESTALE ? "the file changed since it was opened" : "read", err));
         }
         return out;
     } catch (...) {
-        error e;
-        e.code = errc::out_of_memory;
-        e.detail = "opening the model's files";
-        return unexpected(std::move(e));
+        return unexpected(detail::oom("opening the model's files"));
     }
 }
 

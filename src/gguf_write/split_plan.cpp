@@ -3,6 +3,7 @@
 // adds its table record and its padded bytes; the table end is padded to the alignment once a part
 // holds a tensor). tests/unit/test_split_plan.cpp checks every part against make_plan().
 #include "minfer/gguf_write/split_plan.hpp"
+#include "errors.hpp"
 
 #include <limits>
 #include <new>
@@ -15,17 +16,11 @@
 
 namespace minfer::gguf {
 namespace {
+using detail::oom;
 
 constexpr std::string_view key_no = "split.no";
 constexpr std::string_view key_count = "split.count";
 constexpr std::string_view key_tensors = "split.tensors.count";
-
-error oom(const char* what) {
-    error e;
-    e.code = errc::out_of_memory;
-    e.detail = what;
-    return e;
-}
 
 error bad_option(std::string_view name, const char* why) {
     error e;

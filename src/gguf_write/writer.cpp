@@ -16,11 +16,14 @@
 #include <utility>
 
 #include "copy.hpp"
+#include "errors.hpp"
 #include "minfer/gguf/file_view.hpp"
 #include "minfer/gguf/rules.hpp"
 
 namespace minfer::gguf {
 namespace {
+using detail::io_error;
+using detail::oom;
 
 constexpr std::uint32_t gguf_magic = 0x46554747u;  // "GGUF" read as a little-endian u32
 constexpr std::size_t min_chunk = 4096;
@@ -45,13 +48,6 @@ std::vector<std::byte> scalar(T v) {
     return e;
 }
 
-error oom(const char* what) {
-    error e;
-    e.code = errc::out_of_memory;
-    e.detail = what;
-    return e;
-}
-
 // The error of a failure while streaming tensor i: where in the output, which tensor.
 error data_error(errc code, const plan& p, std::size_t i, std::uint64_t at) {
     error e;
@@ -60,16 +56,6 @@ error data_error(errc code, const plan& p, std::size_t i, std::uint64_t at) {
     e.index = static_cast<std::int64_t>(i);
     e.subject = p.tensors()[i].name;
     e.offset = at;
-    return e;
-}
-
-error io_error(const std::string& file, std::string detail, int err) {
-    error e;
-    e.code = errc::io_error;
-    e.where = section::file;
-    e.file = file;
-    e.detail = std::move(detail);
-    e.sys_errno = err;
     return e;
 }
 

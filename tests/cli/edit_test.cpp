@@ -569,6 +569,50 @@ TEST(CliEditInPlace, NoRoom) {
     EXPECT_FALSE(fs::exists(gguf::undo_journal_path(in)));
 }
 
+// --reserve leaves room in a new file: an in-place edit that grows the metadata then fits, where the
+// same edit of a file without room is refused; the room shrinks by what the edit took.
+TEST(CliEditInPlace, ReserveMakesRoomForLaterGrowth) {
+    const fs::path in = fresh("ip-reserve-in.gguf");
+    const fs::path roomy = edit_dir() / "ip-reserve.gguf";
+    fs::remove(roomy);
+    const run_result dry = run({"edit", in.string(), "-o", roomy.string(), "--name", "n", "--reserve", "4KiB", "--dry-run"});
+    EXPECT_EQ(dry.rc, 0) << dry.err;
+    EXPECT_NE(dry.out.find("+ minfer.padding (u8 array): 4096 zero bytes reserved"), std::string::npos) << dry.out;
+    EXPECT_FALSE(fs::exists(roomy));
+    const run_result w = run({"edit", in.string(), "-o", roomy.string(), "--name", "n", "--reserve", "4KiB", "--quiet"});
+    ASSERT_EQ(w.rc, 0) << w.err;
+    EXPECT_EQ(count_of(roomy, gguf::in_place_padding_key), 4096u);
+    const auto size = fs::file_size(roomy);
+
+    const std::string grown(3000, 'g');
+    const run_result no_room = run({"edit", in.string(), "--in-place", "--description", grown});
+    EXPECT_EQ(no_room.rc, 1) << no_room.err;
+    const run_result fits = run({"edit", roomy.string(), "--in-place", "--description", grown, "--quiet"});
+    EXPECT_EQ(fits.rc, 0) << fits.err;
+    EXPECT_EQ(fs::file_size(roomy), size);
+    EXPECT_EQ(string_of(roomy, "general.description"), grown);
+    EXPECT_EQ(string_of(roomy, "general.name"), "n");
+    // What is left: the reserve less the growth, plus the slack the writer left before the data
+    // (less than the alignment, 32).
+    const std::uint64_t left = count_of(roomy, gguf::in_place_padding_key);
+    EXPECT_GE(left, 4096u - (3000u - 20u));
+    EXPECT_LT(left, 4096u - (3000u - 20u) + 32u);
+}
+
+TEST(CliEditInPlace, ReserveRefusals) {
+    const fs::path in = fresh("ip-reserve-bad.gguf");
+    const fs::path out = edit_dir() / "ip-reserve-bad-out.gguf";
+    fs::remove(out);
+    for (const char* bad : {"0", "-1", "1X", "", "2GiB"}) {
+        const run_result r = run({"edit", in.string(), "-o", out.string(), "--name", "n", "--reserve", bad});
+        EXPECT_EQ(r.rc, 2) << bad << ": " << r.err;
+        EXPECT_FALSE(fs::exists(out)) << bad;
+    }
+    const run_result r = run({"edit", in.string(), "--in-place", "--name", "n", "--reserve", "1K"});
+    EXPECT_EQ(r.rc, 2) << r.err;
+    EXPECT_NE(r.err.find("--reserve leaves room in a new file"), std::string::npos) << r.err;
+}
+
 TEST(CliEditInPlace, OtherOutputRefused) {
     const fs::path in = fresh("ip-other.gguf");
     const run_result r = run({"edit", in.string(), "--in-place", "-o", (edit_dir() / "x.gguf").string(), "--name", "x"});
