@@ -381,7 +381,7 @@ int run(out_buffer& out) {
         if (!done) return report(done.error());
         if (!opt.quiet) {
             out.write(diff);
-            out.print("edited {} in place: {} bytes of header rewritten, tensor data untouched ({} bytes of "
+            out.print("Edited {} in place: {} bytes of header rewritten, tensor data untouched ({} bytes of "
                       "padding)\n",
                       path_text(edit->file.string()), edit->new_head.size(), edit->padding_bytes);
         }
@@ -410,7 +410,7 @@ int run(out_buffer& out) {
         out.write(diff_text_of(*plan));
         std::error_code ec;
         const auto size = fs::file_size(fs::path(opt.output), ec);
-        out.print("wrote {} ({} bytes, {} tensors)\n", path_text(opt.output), ec ? 0 : size, m.tensors().size());
+        out.print("Wrote {} ({} bytes, {} tensors)\n", path_text(opt.output), ec ? 0 : size, m.tensors().size());
     }
     return exit_ok;
 }

@@ -526,7 +526,7 @@ TEST(CliEditInPlace, FitsAndKeepsTheData) {
     EXPECT_FALSE(fs::exists(gguf::undo_journal_path(in)));
     bool said = false;
     for (const std::string& l : lines_of(r.out))
-        if (l.starts_with("edited '" + in.string() + "' in place: " + std::to_string(D) + " bytes of header rewritten"))
+        if (l.starts_with("Edited '" + in.string() + "' in place: " + std::to_string(D) + " bytes of header rewritten"))
             said = true;
     EXPECT_TRUE(said) << r.out;
 
