@@ -157,7 +157,7 @@ result<in_place_edit> plan_in_place(const model& m, std::uint32_t part, const wr
             if (first->table_end() > D || needed > D) {
                 error e;
                 e.code = errc::no_room_in_place;
-                e.where = section::metadata;
+                e.where = section::file;  // about the head as a whole, not a byte in it
                 e.file = p.path.string();
                 e.expected = D;
                 e.found = first->table_end() > D ? first->table_end() : needed;

@@ -101,6 +101,9 @@ TEST(InPlace, ALongerValueThatDoesNotFitIsRefusedWithTheMissingBytes) {
     EXPECT_EQ(e.expected, o.m.metadata().data_offset());
     EXPECT_GT(e.found, e.expected);
     EXPECT_NE(e.message().find("bytes missing"), std::string::npos) << e.message();
+    // About the head as a whole: the message names the file, not a byte of a section.
+    EXPECT_EQ(e.where, section::file);
+    EXPECT_EQ(e.message().rfind(p.string() + ": the new metadata and tensor table need ", 0), 0u) << e.message();
     EXPECT_EQ(read_file(p), before);
 }
 
