@@ -4,7 +4,6 @@
 // input's head (in_place.hpp, journaled). This file reads the options in command-line order, guards
 // the files (the input is never the output of a full rewrite; an existing output needs --force),
 // shows the diff and maps errors to exit codes.
-#include <sys/stat.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -22,6 +21,7 @@
 #include "../common/exit_codes.hpp"
 #include "../common/open_model.hpp"
 #include "../common/out_buffer.hpp"
+#include "../common/part_of.hpp"
 #include "../common/run_printing.hpp"
 #include "../common/progress.hpp"
 #include "../common/quote.hpp"
@@ -71,16 +71,6 @@ int report(const gguf::error& e) {
     return fail(m, exit_code_for(e));
 }
 
-struct file_id {
-    dev_t dev;
-    ino_t ino;
-    friend bool operator==(const file_id&, const file_id&) = default;
-};
-std::optional<file_id> id_of(const fs::path& p) {
-    struct stat st {};
-    if (::stat(p.c_str(), &st) != 0) return std::nullopt;
-    return file_id{st.st_dev, st.st_ino};
-}
 
 // The whole of a file, or of stdin for "-". nullopt with `why` set when it cannot be read.
 std::optional<std::string> read_all(const std::string& path, std::string& why) {
@@ -293,15 +283,9 @@ int run(out_buffer& out) {
         if (auto rc = journal_beside(p.path)) return *rc;
 
     if (!opt.output.empty()) {
-        const std::optional<file_id> out_id = id_of(opt.output);
-        bool is_input = false;
-        bool is_first = false;
-        for (std::size_t i = 0; i < n_parts && out_id; ++i) {
-            if (id_of(m.parts()[i].path) == out_id) {
-                is_input = true;
-                is_first = i == 0;
-            }
-        }
+        const std::optional<std::size_t> out_part = part_of(m, opt.output);
+        const bool is_input = out_part.has_value();
+        const bool is_first = out_part == std::size_t{0};
         if (opt.in_place) {
             if (!is_first)
                 return fail(fmt::format("--in-place edits {} itself; -o must be left out or name that file",
@@ -319,7 +303,8 @@ int run(out_buffer& out) {
                                         "holds the metadata), or merge it first (minfer merge)",
                                         path_text(opt.path), n_parts),
                             exit_usage);
-            if (out_id && !opt.force)
+            std::error_code ec;
+            if (fs::exists(opt.output, ec) && !opt.force)
                 return fail(fmt::format("the output {} exists; add --force to replace it", path_text(opt.output)),
                             exit_usage);
         }

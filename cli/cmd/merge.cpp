@@ -1,7 +1,6 @@
 // `minfer merge PART1 OUT`: a split set back into one file (minfer/gguf_write/merge.hpp). The
 // loader finds and verifies every part first; the output is written atomically and the parts are
 // never touched.
-#include <sys/stat.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -14,6 +13,7 @@
 #include "../common/exit_codes.hpp"
 #include "../common/open_model.hpp"
 #include "../common/out_buffer.hpp"
+#include "../common/part_of.hpp"
 #include "../common/run_printing.hpp"
 #include "../common/progress.hpp"
 #include "../common/sizes.hpp"
@@ -51,15 +51,9 @@ int run(out_buffer& out) {
 
     // The output may never be one of the parts (not even with --force), and replaces an existing
     // file only with --force.
-    struct stat out_st {};
-    if (::stat(opt.output.c_str(), &out_st) == 0) {
-        for (std::size_t i = 0; i < m->parts().size(); ++i) {
-            struct stat st {};
-            if (::stat(m->parts()[i].path.c_str(), &st) == 0 && st.st_dev == out_st.st_dev && st.st_ino == out_st.st_ino)
-                return usage_error(gguf::escape(opt.output) + " is part " + std::to_string(i + 1) +
-                                   " of the input set; merge never writes over its input");
-        }
-    }
+    if (const auto part = part_of(*m, opt.output))
+        return usage_error(gguf::escape(opt.output) + " is part " + std::to_string(*part + 1) +
+                           " of the input set; merge never writes over its input");
     std::error_code ec;
     const auto status = std::filesystem::symlink_status(opt.output, ec);
     if (!opt.force && !ec && status.type() != std::filesystem::file_type::not_found)

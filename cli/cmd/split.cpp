@@ -3,7 +3,6 @@
 // written atomically, part 1 last (a set is opened through part 1, so none is visible until all of
 // it is), and a run that fails part-way removes the parts it wrote, so a failed split leaves nothing
 // behind.
-#include <sys/stat.h>
 
 #include <cstdint>
 #include <cstdio>
@@ -22,6 +21,7 @@
 #include "../common/exit_codes.hpp"
 #include "../common/open_model.hpp"
 #include "../common/out_buffer.hpp"
+#include "../common/part_of.hpp"
 #include "../common/run_printing.hpp"
 #include "../common/progress.hpp"
 #include "../common/size_arg.hpp"
@@ -54,8 +54,6 @@ int usage_error(const std::string& message) {
     fmt::print(stderr, "Error: {}\n", message);
     return exit_usage;
 }
-
-bool same_file(const struct stat& a, const struct stat& b) { return a.st_dev == b.st_dev && a.st_ino == b.st_ino; }
 
 std::string part_line(const gguf::model& m, const gguf::split_plan& plan, std::uint32_t i, const std::string& name,
                       std::size_t name_w) {
@@ -132,18 +130,9 @@ int run(out_buffer& out) {
 
     // A part may never be one of the input's files (not even with --force: a failure would then
     // remove the input), and replaces an existing file only with --force.
-    std::vector<struct stat> inputs;
-    for (const gguf::model_part& p : m->parts()) {
-        struct stat st {};
-        if (::stat(p.path.c_str(), &st) == 0) inputs.push_back(st);
-    }
     for (const std::string& n : names) {
-        struct stat st {};
-        if (::stat(n.c_str(), &st) == 0) {
-            for (const struct stat& in : inputs)
-                if (same_file(st, in))
-                    return usage_error(gguf::escape(n) + " is a file of the input model; split never writes over its input");
-        }
+        if (part_of(*m, n))
+            return usage_error(gguf::escape(n) + " is a file of the input model; split never writes over its input");
         std::error_code ec;
         const auto status = std::filesystem::symlink_status(n, ec);
         if (!opt.force && !ec && status.type() != std::filesystem::file_type::not_found)
