@@ -11,7 +11,7 @@
 namespace minfer::gguf {
 namespace {
 
-constexpr std::array<std::string_view, 56> code_names{
+constexpr std::array<std::string_view, 58> code_names{
     "ok", "io_error", "out_of_memory", "truncated", "bad_magic", "bad_version", "byte_swapped",
     "version_unsupported", "version_too_new", "negative_count", "count_too_large", "empty_key", "duplicate_key",
     "bad_value_type", "nested_array", "string_too_long", "string_exceeds_file", "array_too_long",
@@ -22,7 +22,7 @@ constexpr std::array<std::string_view, 56> code_names{
     "split_tensor_count_mismatch", "split_duplicate_tensor", "split_bad_key", "key_not_found", "type_mismatch",
     "tensor_not_found", "index_out_of_range", "nul_in_name", "value_out_of_range", "split_arch_mismatch",
     "split_bad_name", "bad_value_text", "token_not_found", "no_room_in_place", "journal_present", "journal_invalid",
-    "too_many_parts", "unknown"};
+    "too_many_parts", "type_not_convertible", "buffer_size_mismatch", "unknown"};
 
 constexpr std::array<std::string_view, 7> section_names{"file", "header", "metadata", "tensor_info", "data", "split",
                                                         "access"};
@@ -50,6 +50,16 @@ std::string quoted(std::string_view raw) {
 
 std::string vt_name(std::uint64_t t) {
     return t < value_type_count ? std::string(to_string(static_cast<value_type>(t))) : "type " + num(t);
+}
+
+// "q8_1 (id 9)", "id 77".
+std::string type_name(std::uint64_t t) {
+    std::string out;
+    if (t < tensor_type_count) out.append(to_string(static_cast<tensor_type>(t))).append(" (id ");
+    else out.append("id ");
+    out.append(num(t));
+    if (t < tensor_type_count) out += ')';
+    return out;
 }
 
 }  // namespace
@@ -190,6 +200,12 @@ std::string error::describe(bool path_said) const {
             return "undo journal " + (file.empty() ? std::string() : quoted(file) + " ") + "cannot be used: " + detail;
         case errc::too_many_parts:
             return "the split needs " + num(found) + " parts but split.count (u16) can count at most " + num(expected);
+        case errc::type_not_convertible:
+            return (subject.empty() ? std::string() : "tensor " + s + ": ") + "type " + type_name(found) +
+                   " cannot be converted to f32" + (detail.empty() ? std::string() : " (" + detail + ")");
+        case errc::buffer_size_mismatch:
+            return (detail.empty() ? std::string("buffer size") : detail) + ": " + num(found) + " given, " +
+                   num(expected) + " needed";
         case errc::key_not_found: return "key " + s + " not found";
         case errc::type_mismatch:
             return (subject.empty() ? std::string("value") : "key " + s) + " has type " + vt_name(found) + ", expected " +

@@ -65,7 +65,9 @@ TEST(ErrorIds, EveryCodeHasItsStableName) {
                            "no_room_in_place",
                            "journal_present",
                            "journal_invalid",
-                           "too_many_parts"};
+                           "too_many_parts",
+                           "type_not_convertible",
+                           "buffer_size_mismatch"};
     for (std::size_t i = 0; i < std::size(names); ++i) EXPECT_EQ(to_string(static_cast<errc>(i)), names[i]) << i;
     EXPECT_EQ(static_cast<std::size_t>(last_code) + 1, std::size(names));
     EXPECT_EQ(to_string(static_cast<errc>(std::size(names))), "unknown");

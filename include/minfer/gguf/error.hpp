@@ -132,10 +132,15 @@ enum class errc : std::uint8_t {
     journal_present,   ///< an undo journal of an interrupted in-place edit lies beside the file; file = the journal
     journal_invalid,   ///< an undo journal that does not belong to this file or is damaged; file = the journal
     too_many_parts,    ///< a split would need more parts than split.count (u16) can number; expected = 65535
+    // values (minfer::quant: converting tensor bytes to numbers)
+    type_not_convertible,  ///< the type has no conversion to f32 (q8_1, i64, removed or unknown ids); found = the
+                           ///< type id, subject = the tensor when known
+    buffer_size_mismatch,  ///< an input or output buffer has the wrong size for the values asked for; expected =
+                           ///< the size needed, found = the size given, detail = which buffer ("input bytes", …)
 };
 
 /// The last code of the list (update it when appending a code; tests walk 1..last_code).
-inline constexpr errc last_code = errc::too_many_parts;
+inline constexpr errc last_code = errc::buffer_size_mismatch;
 
 /// The region of a GGUF file an error belongs to.
 enum class section : std::uint8_t { file, header, metadata, tensor_info, data, split, access };

@@ -1,0 +1,156 @@
+// minfer::quant's entry points: size checks, the choice of kernels, and the threaded path.
+#include "minfer/quant/dequantize.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <new>
+#include <thread>
+#include <vector>
+
+#include "dispatch.hpp"
+#include "kernels.hpp"
+
+namespace minfer::quant {
+namespace {
+
+using gguf::errc;
+using gguf::error;
+using gguf::section;
+using gguf::unexpected;
+
+error make_error(errc code, std::uint64_t expected, std::uint64_t found, const char* detail = nullptr) {
+    error e;
+    e.code = code;
+    e.where = section::access;
+    e.expected = expected;
+    e.found = found;
+    if (detail != nullptr) e.detail = detail;
+    return e;
+}
+
+// The traits of a convertible type, or nullptr.
+const gguf::type_traits* convertible(tensor_type type) noexcept {
+    if (!can_dequantize(type)) return nullptr;
+    return gguf::traits(type);
+}
+
+// Checks shared by every entry point; on success `blocks` is the number of blocks in dst.
+result<void> check(tensor_type type, std::uint64_t src_bytes, std::uint64_t n_values, std::uint64_t& blocks) noexcept {
+    const gguf::type_traits* t = convertible(type);
+    if (t == nullptr) return unexpected(make_error(errc::type_not_convertible, 0, static_cast<std::uint32_t>(type)));
+    if (n_values % t->block_elems != 0) return unexpected(make_error(errc::not_block_multiple, t->block_elems, n_values));
+    blocks = n_values / t->block_elems;
+    const std::uint64_t need = bytes_for(type, n_values);
+    if (src_bytes != need) return unexpected(make_error(errc::buffer_size_mismatch, need, src_bytes, "input bytes"));
+    return {};
+}
+
+void run(const detail::kernel_table& table, tensor_type type, const std::byte* src, float* dst, std::uint64_t blocks) {
+    const auto id = static_cast<std::uint32_t>(type);
+    detail::block_kernel k = table.by_type[id];
+    if (k == nullptr) k = detail::scalar_kernels().by_type[id];
+    if (blocks > 0) k(reinterpret_cast<const std::uint8_t*>(src), dst, static_cast<std::size_t>(blocks));
+}
+
+}  // namespace
+
+bool can_dequantize(tensor_type type) noexcept {
+    const auto id = static_cast<std::uint32_t>(type);
+    if (id >= gguf::tensor_type_count) return false;
+    if (type == tensor_type::q8_1 || type == tensor_type::i64) return false;
+    const gguf::type_traits* t = gguf::traits(type);
+    return t != nullptr && !t->removed() && detail::scalar_kernels().by_type[id] != nullptr;
+}
+
+std::uint64_t bytes_for(tensor_type type, std::uint64_t n_values) noexcept {
+    const gguf::type_traits* t = convertible(type);
+    if (t == nullptr || n_values % t->block_elems != 0) return 0;
+    const std::uint64_t blocks = n_values / t->block_elems;
+    if (blocks > UINT64_MAX / t->block_bytes) return 0;
+    return blocks * t->block_bytes;
+}
+
+result<void> dequantize(tensor_type type, std::span<const std::byte> src, std::span<float> dst) noexcept {
+    std::uint64_t blocks = 0;
+    if (auto r = check(type, src.size(), dst.size(), blocks); !r) return r;
+    run(detail::active_kernels(), type, src.data(), dst.data(), blocks);
+    return {};
+}
+
+result<void> dequantize_with(isa i, tensor_type type, std::span<const std::byte> src, std::span<float> dst) noexcept {
+    std::uint64_t blocks = 0;
+    if (auto r = check(type, src.size(), dst.size(), blocks); !r) return r;
+    const detail::kernel_table* table = detail::kernels_of(i);
+    if (table == nullptr) {
+        error e = make_error(errc::type_not_convertible, 0, static_cast<std::uint32_t>(type));
+        e.detail = std::string("no ").append(to_string(i)).append(" kernels in this build or on this CPU");
+        return unexpected(std::move(e));
+    }
+    run(*table, type, src.data(), dst.data(), blocks);
+    return {};
+}
+
+result<void> dequantize_range(tensor_type type, std::span<const std::byte> tensor_bytes, std::uint64_t first,
+                              std::span<float> dst) noexcept {
+    const gguf::type_traits* t = convertible(type);
+    if (t == nullptr) return unexpected(make_error(errc::type_not_convertible, 0, static_cast<std::uint32_t>(type)));
+    if (first % t->block_elems != 0) return unexpected(make_error(errc::not_block_multiple, t->block_elems, first));
+    if (tensor_bytes.size() % t->block_bytes != 0) {
+        const std::uint64_t whole = tensor_bytes.size() / t->block_bytes * t->block_bytes;
+        return unexpected(make_error(errc::buffer_size_mismatch, whole + t->block_bytes, tensor_bytes.size(),
+                                     "tensor bytes (not whole blocks)"));
+    }
+    const std::uint64_t total = tensor_bytes.size() / t->block_bytes * t->block_elems;
+    if (first > total || dst.size() > total - first)
+        return unexpected(make_error(errc::index_out_of_range, total, first + dst.size()));
+    const std::uint64_t offset = first / t->block_elems * t->block_bytes;
+    const std::uint64_t bytes = bytes_for(type, dst.size());
+    if (dst.size() % t->block_elems != 0) return unexpected(make_error(errc::not_block_multiple, t->block_elems, dst.size()));
+    return dequantize(type, tensor_bytes.subspan(offset, bytes), dst);
+}
+
+result<void> dequantize_parallel(tensor_type type, std::span<const std::byte> src, std::span<float> dst,
+                                 unsigned threads) noexcept {
+    std::uint64_t blocks = 0;
+    if (auto r = check(type, src.size(), dst.size(), blocks); !r) return r;
+    const gguf::type_traits* t = gguf::traits(type);
+    // Below about a million values a thread costs more to start than it saves.
+    constexpr std::uint64_t min_values_per_thread = 1u << 20;
+    if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+    const std::uint64_t by_size = std::max<std::uint64_t>(1, dst.size() / min_values_per_thread);
+    const auto n = static_cast<unsigned>(std::min<std::uint64_t>({threads, by_size, blocks == 0 ? 1 : blocks}));
+    const detail::kernel_table& table = detail::active_kernels();
+    if (n <= 1) {
+        run(table, type, src.data(), dst.data(), blocks);
+        return {};
+    }
+    // Thread k converts blocks [k*blocks/n, (k+1)*blocks/n); the caller's thread takes the last run
+    // and any run whose thread could not be started.
+    auto range = [&](unsigned k) {
+        const std::uint64_t b0 = blocks * k / n, b1 = blocks * (k + 1) / n;
+        run(table, type, src.data() + b0 * t->block_bytes, dst.data() + b0 * t->block_elems, b1 - b0);
+    };
+    std::vector<std::thread> pool;
+    std::vector<unsigned> not_started;
+    try {
+        pool.reserve(n - 1);
+        not_started.reserve(n - 1);
+    } catch (const std::bad_alloc&) {
+        for (unsigned k = 0; k < n; ++k) range(k);
+        return {};
+    }
+    for (unsigned k = 0; k + 1 < n; ++k) {
+        try {
+            pool.emplace_back(range, k);
+        } catch (...) {  // std::system_error (no more threads) or bad_alloc: do it here instead
+            not_started.push_back(k);
+        }
+    }
+    range(n - 1);
+    for (unsigned k : not_started) range(k);
+    for (std::thread& th : pool) th.join();
+    return {};
+}
+
+}  // namespace minfer::quant
