@@ -30,5 +30,8 @@ const kernel_table& scalar_kernels() noexcept;
 /// The AVX2 (+FMA, F16C, BMI2) kernels (avx2.cpp), nullptr when this build has none (not x86-64).
 /// Types without an AVX2 kernel are nullptr in it and run the scalar kernel.
 const kernel_table* avx2_kernels() noexcept;
+/// The part of the AVX2 table that avx2_iq.cpp provides (the iq2/iq3/iq1 codebook formats);
+/// only in x86-64 builds.
+const kernel_table& avx2_iq_kernels() noexcept;
 
 }  // namespace minfer::quant::detail
