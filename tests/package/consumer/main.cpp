@@ -3,6 +3,7 @@
 #include <cstring>
 #include <minfer/gguf.hpp>
 #include <minfer/gguf_write/writer.hpp>
+#include <minfer/quant/dequantize.hpp>
 
 int main(int argc, char** argv) {
     using namespace minfer::gguf;
@@ -26,6 +27,12 @@ int main(int argc, char** argv) {
     if (!blocks || *blocks != 3 || t == nullptr || m->tensor_data(*t).size() != sizeof values ||
         std::memcmp(m->tensor_data(*t).data(), values, sizeof values) != 0) {
         std::fprintf(stderr, "consumer: unexpected contents\n");
+        return 1;
+    }
+    float back[4] = {};
+    if (auto r = minfer::quant::dequantize(t->info->type, m->tensor_data(*t), back);
+        !r || std::memcmp(back, values, sizeof values) != 0) {
+        std::fprintf(stderr, "consumer: minfer::quant did not give the values back\n");
         return 1;
     }
     std::printf("consumer: ok (%s, %zu tensor)\n", std::string(to_string(t->info->type)).c_str(), m->tensors().size());
