@@ -13,3 +13,5 @@ fi
 cmake --preset "$preset"
 cmake --build --preset "$preset"
 ctest --preset "$preset"
+# The values tests again on the scalar reference kernels (the default run uses the best SIMD set).
+MINFER_QUANT_ISA=scalar ctest --preset "$preset" -L quant
