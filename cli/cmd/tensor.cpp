@@ -589,7 +589,8 @@ void tensor_add_options(CLI::App& sub) {
     opt.rows_opt = sub.add_option("--rows", opt.rows,
                                   "Rows to print, A:B half-open (also A:, :B, or one row A); a row is ne[0] values, "
                                   "rows count over ne[1]*ne[2]*ne[3] (default 0:4)");
-    opt.head_opt = sub.add_option("--head", opt.head, "Values printed per row (default 8; 0: the whole row)");
+    opt.head_opt = sub.add_option("--head", opt.head, "Values printed per row (default 8; 0: the whole row)")
+                       ->check(CLI::NonNegativeNumber);
     sub.add_flag("--stats", opt.stats,
                  "Min, max, mean, standard deviation, max |x|, zeros, NaN (first index) and Inf over all values, "
                  "in one streaming pass");
