@@ -109,13 +109,16 @@ struct tensor_fixture {
         for (std::uint64_t i = 0; i < big_n; ++i) big[i] = big_value(i);
         const std::array<std::int64_t, 2> ne_big{1000, static_cast<std::int64_t>(big_n / 1000)};
         w.add_tensor("t.big", gguf::tensor_type::f32, ne_big, le_bytes(big));
+        std::vector<float> offset(big_n);
+        for (std::uint64_t i = 0; i < big_n; ++i) offset[i] = 1e7f + static_cast<float>(i % 4);
+        w.add_tensor("t.offset", gguf::tensor_type::f32, ne_big, le_bytes(offset));
         model = dir / "m.gguf";
         must_write(w, model);
 
         // The same model as a split set, two tensors per part (by the tool itself).
         const run_result r = run({"split", model.string(), (dir / "s").string(), "--split-max-tensors", "2"});
         if (r.rc != 0) throw std::runtime_error("split failed: " + r.err);
-        split1 = dir / gguf::split_file_name("s", 0, 4);
+        split1 = dir / gguf::split_file_name("s", 0, 5);
     }
 };
 
@@ -304,6 +307,16 @@ TEST(TensorCmd, StatsStreamAcrossChunks) {
     EXPECT_EQ(s["max_abs"].get<float>(), std::max(std::fabs(big_value(0)), std::fabs(big_value(999))));
 }
 
+// Values far from 0 with a small spread: sum(x^2)/n - mean^2 would lose the variance (1.25) to
+// cancellation at x^2 ~ 1e14; deviations from chunk means keep it.
+TEST(TensorCmd, StatsAreNumericallyStable) {
+    const json j = run_json({tf().model.string(), "t.offset", "--stats"});
+    EXPECT_EQ(j["stats"]["mean"].get<double>(), 1e7 + 1.5);
+    EXPECT_NEAR(j["stats"]["std"].get<double>(), std::sqrt(1.25), 1e-9);
+    EXPECT_EQ(j["stats"]["min"], 1e7);
+    EXPECT_EQ(j["stats"]["max"], 1e7 + 3);
+}
+
 TEST(TensorCmd, DumpFileIsByteExact) {
     const fs::path out = tf().dir / "q8.f32";
     fs::remove(out);
@@ -388,14 +401,14 @@ TEST(TensorCmd, TypesThatCannotConvert) {
 TEST(TensorCmd, SplitSet) {
     const json single = run_json({tf().model.string(), "t.q4", "--head", "0", "--stats"});
     const json split = run_json({tf().split1.string(), "t.q4", "--head", "0", "--stats"});
-    EXPECT_EQ(split["parts"], 4);
+    EXPECT_EQ(split["parts"], 5);
     EXPECT_EQ(split["part"], 2);  // two tensors per part: t.f32, t.f16 | t.q8, t.q4 | ...
-    EXPECT_EQ(split["part_file"], (tf().dir / gguf::split_file_name("s", 1, 4)).string());
+    EXPECT_EQ(split["part_file"], (tf().dir / gguf::split_file_name("s", 1, 5)).string());
     expect_same_floats(row_values(split["values"]["data"][0]), q4_values());
     EXPECT_EQ(split["stats"], single["stats"]);
     const run_result r = run({"tensor", tf().split1.string(), "t.big"});
     ASSERT_EQ(r.rc, 0) << r.err;
-    EXPECT_NE(r.out.find("(part 4 of 4)"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("(part 4 of 5)"), std::string::npos) << r.out;
 }
 
 TEST(TensorCmd, ExitCodesOfTheFile) {
