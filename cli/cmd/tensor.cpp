@@ -162,37 +162,26 @@ std::optional<row_range> parse_rows(const std::string& text, std::uint64_t n_row
     return r;
 }
 
-// The values shown of one row: `head` (0: all) of row_size, converted from whole blocks.
-struct row_values {
-    std::uint64_t row;
-    std::vector<float> values;
-};
-
-gguf::result<std::vector<row_values>> read_rows(const gguf::model& m, const gguf::tensor_ref& t, const layout& l,
-                                                row_range rows, std::uint64_t head) {
-    std::vector<row_values> out;
-    const std::uint64_t shown = head == 0 ? l.row_size : std::min(head, l.row_size);
+// The first `shown` values of row r, converted from whole blocks, a chunk at a time (a row wider
+// than a chunk stays bounded too). Rows are read and printed one by one, so --rows 0: --head 0 on a
+// large tensor holds one row, never the tensor.
+gguf::result<void> read_row(const gguf::model& m, const gguf::tensor_ref& t, const layout& l, std::uint64_t r,
+                            std::uint64_t shown, std::vector<float>& values) {
     const gguf::type_traits* tt = gguf::traits(t.info->type);
     const std::uint64_t block = tt != nullptr && tt->block_elems > 0 ? tt->block_elems : 1;
     const std::uint64_t converted = std::min(l.row_size, (shown + block - 1) / block * block);
     const auto bytes = m.tensor_data(t);
-    for (std::uint64_t r = rows.first; r < rows.end; ++r) {
-        // Whole rows stay bounded too: a row wider than a chunk is read in chunks.
-        row_values rv{r, {}};
-        rv.values.reserve(static_cast<std::size_t>(shown));
-        std::vector<float> buf;
-        for (std::uint64_t done = 0; done < converted;) {
-            const std::uint64_t n = std::min<std::uint64_t>(converted - done, chunk_values);
-            buf.resize(static_cast<std::size_t>(n));
-            if (auto ok = quant::dequantize_range(t.info->type, bytes, r * l.row_size + done, buf); !ok)
-                return gguf::unexpected(ok.error());
-            const std::uint64_t keep = std::min(n, shown - std::min(shown, done));
-            rv.values.insert(rv.values.end(), buf.begin(), buf.begin() + static_cast<std::ptrdiff_t>(keep));
-            done += n;
-        }
-        out.push_back(std::move(rv));
+    values.clear();
+    std::vector<float> buf;
+    for (std::uint64_t done = 0; done < converted;) {
+        const std::uint64_t n = std::min<std::uint64_t>(converted - done, chunk_values);
+        buf.resize(static_cast<std::size_t>(n));
+        if (auto ok = quant::dequantize_range(t.info->type, bytes, r * l.row_size + done, buf); !ok) return ok;
+        const std::uint64_t keep = std::min(n, shown - std::min(shown, done));
+        values.insert(values.end(), buf.begin(), buf.begin() + static_cast<std::ptrdiff_t>(keep));
+        done += n;
     }
-    return out;
+    return {};
 }
 
 // The values of the whole tensor, once: statistics and/or the raw dump, whichever was asked.
@@ -421,7 +410,17 @@ gguf::result<gguf::atomic_file> open_dump(const gguf::model& m, int& usage) {
     }
     std::error_code ec;
     const auto status = std::filesystem::symlink_status(opt.dump, ec);
-    if (!opt.force && !ec && status.type() != std::filesystem::file_type::not_found) {
+    // The dump replaces FILE by a rename: a device or a directory there (/dev/null, as root) must
+    // never be replaced. Standard output (-) is the way to a device or a pipe.
+    const auto type = status.type();
+    if (!ec && type != std::filesystem::file_type::not_found && type != std::filesystem::file_type::regular &&
+        type != std::filesystem::file_type::symlink) {
+        usage = usage_error(gguf::escape(opt.dump) +
+                            " is not a regular file; --dump writes a new file in its place (use --dump - to write "
+                            "to standard output)");
+        return gguf::unexpected(gguf::error{});
+    }
+    if (!opt.force && !ec && type != std::filesystem::file_type::not_found) {
         usage = usage_error(gguf::escape(opt.dump) + " already exists (use --force to replace it)");
         return gguf::unexpected(gguf::error{});
     }
@@ -468,109 +467,129 @@ int run(out_buffer& out) {
         return exit_ok;
     }
 
-    // The values shown by row, the full pass (stats and/or dump), then the printing.
-    gguf::result<std::vector<row_values>> values = std::vector<row_values>{};
-    std::optional<full_pass> pass;
+    // Header, then the rows as they are read, then the full pass (stats and/or dump) and its lines.
+    const std::uint64_t per_row = opt.head == 0 ? l.row_size : std::min<std::uint64_t>(opt.head, l.row_size);
     std::optional<gguf::error> value_error;
-    if (!convertible) {
-        value_error = not_convertible(*t->info);
+    if (!convertible) value_error = not_convertible(*t->info);
+    std::optional<json_writer> jw;
+    if (opt.json) {
+        jw.emplace(out);
+        jw->begin_object();
+        string_member(*jw, "file", opt.model);
+        json_header(*jw, l);
     } else {
-        values = read_rows(*m, *t, l, shown, opt.head);
-        if (!values) value_error = values.error();
+        print_text_header(l, out);
     }
+
+    if (!value_error) {
+        if (jw) {
+            jw->key("values");
+            jw->begin_object();
+            jw->key("rows");
+            jw->begin_array(true);
+            jw->number(shown.first);
+            jw->number(shown.end);
+            jw->end_array();
+            jw->key("per_row");
+            jw->number(per_row);
+            jw->key("data");
+            jw->begin_array();
+        } else {
+            out.print("values    rows {}:{} of {}, first {} of {} per row\n", shown.first, shown.end, l.n_rows, per_row,
+                      l.row_size);
+        }
+        std::size_t width = 0;  // labels aligned: the widest of the rows shown
+        if (!jw)
+            for (std::uint64_t r = shown.first; r < shown.end; ++r) width = std::max(width, row_label(l, r).size());
+        std::vector<float> row;
+        for (std::uint64_t r = shown.first; r < shown.end; ++r) {
+            if (auto ok = read_row(*m, *t, l, r, per_row, row); !ok) {
+                value_error = ok.error();
+                break;
+            }
+            if (jw) {
+                jw->begin_object(true);
+                jw->key("row");
+                jw->number(r);
+                jw->key("index");
+                jw->begin_array(true);
+                std::uint64_t rest = r;
+                for (std::uint32_t d = 1; d < l.dims; ++d) {
+                    const auto ne = static_cast<std::uint64_t>(t->info->ne[d]);
+                    jw->number(ne == 0 ? 0 : rest % ne);
+                    rest = ne == 0 ? 0 : rest / ne;
+                }
+                jw->end_array();
+                jw->key("values");
+                jw->begin_array(true);
+                for (float v : row) jw->number(v);
+                jw->end_array();
+                jw->end_object();
+            } else {
+                out.print("  {:<{}}  {}\n", row_label(l, r), width, value_line(row, l.row_size));
+            }
+        }
+        if (jw) {
+            jw->end_array();
+            jw->end_object();
+        }
+    }
+
+    std::optional<full_pass> pass;
     if (!value_error && (opt.stats || dump_file)) {
         dump_target target;
         target.file = std::move(dump_file);
         dump_file.reset();
         auto r = run_pass(*m, *t, opt.stats, target.file ? &target : nullptr, out);
         if (!r) {
-            if (r.error().code == gguf::errc::io_error) return report_error(r.error());
+            if (r.error().code == gguf::errc::io_error) {
+                out.flush();
+                return report_error(r.error());
+            }
             value_error = r.error();
         } else {
             if (target.file) {
-                if (auto c = target.file->commit(); !c) return report_error(c.error());
+                if (auto c = target.file->commit(); !c) {
+                    out.flush();
+                    return report_error(c.error());
+                }
             }
             pass = std::move(*r);
         }
     }
 
-    const std::uint64_t per_row = opt.head == 0 ? l.row_size : std::min<std::uint64_t>(opt.head, l.row_size);
-    if (opt.json) {
-        json_writer w(out);
-        w.begin_object();
-        string_member(w, "file", opt.model);
-        json_header(w, l);
+    if (jw) {
+        if (pass && opt.stats) json_stats(*jw, pass->stats);
+        if (pass && !opt.dump.empty()) {
+            jw->key("dump");
+            jw->begin_object(true);
+            string_member(*jw, "file", opt.dump);
+            jw->key("values");
+            jw->number(pass->dumped);
+            jw->key("bytes");
+            jw->number(pass->dumped * 4);
+            jw->end_object();
+        }
         if (value_error) {
-            w.key("values");
-            w.null();
-            w.key("error");
-            w.begin_object();
-            w.key("code");
-            w.string(gguf::to_string(value_error->code));
-            w.key("message");
-            w.string(json_text(value_error->message()));
-            w.end_object();
-        } else {
-            w.key("values");
-            w.begin_object();
-            w.key("rows");
-            w.begin_array(true);
-            w.number(shown.first);
-            w.number(shown.end);
-            w.end_array();
-            w.key("per_row");
-            w.number(per_row);
-            w.key("data");
-            w.begin_array();
-            for (const row_values& rv : *values) {
-                w.begin_object(true);
-                w.key("row");
-                w.number(rv.row);
-                w.key("index");
-                w.begin_array(true);
-                std::uint64_t r = rv.row;
-                for (std::uint32_t d = 1; d < l.dims; ++d) {
-                    const auto ne = static_cast<std::uint64_t>(t->info->ne[d]);
-                    w.number(ne == 0 ? 0 : r % ne);
-                    r = ne == 0 ? 0 : r / ne;
-                }
-                w.end_array();
-                w.key("values");
-                w.begin_array(true);
-                for (float v : rv.values) w.number(v);
-                w.end_array();
-                w.end_object();
+            if (!convertible) {
+                jw->key("values");
+                jw->null();
             }
-            w.end_array();
-            w.end_object();
-            if (pass && opt.stats) json_stats(w, pass->stats);
-            if (pass && !opt.dump.empty()) {
-                w.key("dump");
-                w.begin_object(true);
-                string_member(w, "file", opt.dump);
-                w.key("values");
-                w.number(pass->dumped);
-                w.key("bytes");
-                w.number(pass->dumped * 4);
-                w.end_object();
-            }
+            jw->key("error");
+            jw->begin_object();
+            jw->key("code");
+            jw->string(gguf::to_string(value_error->code));
+            jw->key("message");
+            jw->string(json_text(value_error->message()));
+            jw->end_object();
         }
-        w.end_object();
-        w.finish();
+        jw->end_object();
+        jw->finish();
     } else {
-        print_text_header(l, out);
-        if (!value_error) {
-            out.print("values    rows {}:{} of {}, first {} of {} per row\n", shown.first, shown.end, l.n_rows, per_row,
-                      l.row_size);
-            std::size_t width = 0;
-            for (const row_values& rv : *values) width = std::max(width, row_label(l, rv.row).size());
-            for (const row_values& rv : *values)
-                out.print("  {:<{}}  {}\n", row_label(l, rv.row), width, value_line(rv.values, l.row_size));
-            if (pass && opt.stats) print_text_stats(l, pass->stats, out);
-            if (pass && !opt.dump.empty())
-                out.print("Wrote {}: {} values as little-endian f32, {} bytes\n", gguf::escape(opt.dump), pass->dumped,
-                          pass->dumped * 4);
-        }
+        if (pass && opt.stats) print_text_stats(l, pass->stats, out);
+        if (pass && !opt.dump.empty())
+            out.print("Wrote {}: {} values as little-endian f32, {} bytes\n", gguf::escape(opt.dump), pass->dumped,
+                      pass->dumped * 4);
     }
     if (value_error) {
         out.flush();

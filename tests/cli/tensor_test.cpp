@@ -79,7 +79,7 @@ const std::vector<float> special_values{1.0f, NAN, -2.0f, INFINITY, 0.0f, -0.0f,
 float big_value(std::uint64_t i) { return static_cast<float>(i % 1000) * 0.001f - 0.25f; }
 
 struct tensor_fixture {
-    fs::path dir, model, split1;
+    fs::path dir, model, split1, huge;
     std::vector<float> big;
 
     tensor_fixture() {
@@ -119,6 +119,14 @@ struct tensor_fixture {
         const run_result r = run({"split", model.string(), (dir / "s").string(), "--split-max-tensors", "2"});
         if (r.rc != 0) throw std::runtime_error("split failed: " + r.err);
         split1 = dir / gguf::split_file_name("s", 0, 5);
+
+        // 2^26 values in 36 MiB of q4_0 zeros (a hole on disk): 256 MiB as f32.
+        gguf::writer hw;
+        hw.set_string("general.architecture", "llama");
+        const std::array<std::int64_t, 2> ne_huge{4096, 16384};
+        hw.add_zero_tensor("t.huge", gguf::tensor_type::q4_0, ne_huge);
+        huge = dir / "huge.gguf";
+        must_write(hw, huge);
     }
 };
 
@@ -317,6 +325,20 @@ TEST(TensorCmd, StatsAreNumericallyStable) {
     EXPECT_EQ(j["stats"]["max"], 1e7 + 3);
 }
 
+// 2^26 values (256 MiB as f32) under a 192 MiB address-space limit: only a bounded pass fits, with
+// the 36 MiB mapping. (--dump shares the pass; it is not run here to spare the disk.)
+TEST(TensorCmd, StatsStayBoundedInMemory) {
+#ifdef MINFER_ASAN
+    GTEST_SKIP() << "ASan reserves terabytes of address space: no limit can be set";
+#else
+    const peak p = measure({"tensor", tf().huge.string(), "t.huge", "--stats", "--json"}, tf().dir / "huge.json", 192);
+    ASSERT_EQ(p.rc, 0) << p.err;
+    const json j = json::parse(slurp(tf().dir / "huge.json"));
+    EXPECT_EQ(j["stats"]["count"], std::uint64_t{1} << 26);
+    EXPECT_EQ(j["stats"]["zeros"], std::uint64_t{1} << 26);
+#endif
+}
+
 TEST(TensorCmd, DumpFileIsByteExact) {
     const fs::path out = tf().dir / "q8.f32";
     fs::remove(out);
@@ -337,6 +359,13 @@ TEST(TensorCmd, DumpFileIsByteExact) {
     const run_result self = run({"tensor", tf().model.string(), "t.q4", "--dump", tf().model.string(), "--force"});
     EXPECT_EQ(self.rc, 2);
     EXPECT_EQ(slurp(tf().model), before);
+    // A device or a directory is never replaced, even with --force.
+    const run_result dev = run({"tensor", tf().model.string(), "t.q4", "--dump", "/dev/null", "--force"});
+    EXPECT_EQ(dev.rc, 2);
+    EXPECT_NE(dev.err.find("not a regular file"), std::string::npos) << dev.err;
+    EXPECT_TRUE(fs::is_character_file("/dev/null"));
+    EXPECT_EQ(run({"tensor", tf().model.string(), "t.q4", "--dump", tf().dir.string(), "--force"}).rc, 2);
+    EXPECT_TRUE(fs::is_directory(tf().dir));
 }
 
 TEST(TensorCmd, DumpAcrossChunksWithStats) {
