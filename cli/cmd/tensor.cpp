@@ -381,6 +381,26 @@ void json_stats(json_writer& w, const value_stats& s) {
     w.end_object();
 }
 
+void json_row(json_writer& w, const layout& l, std::uint64_t r, const std::vector<float>& values) {
+    w.begin_object(true);
+    w.key("row");
+    w.number(r);
+    w.key("index");  // dimensions 1.. of the row, as row_label shows them
+    w.begin_array(true);
+    std::uint64_t rest = r;
+    for (std::uint32_t d = 1; d < l.dims; ++d) {
+        const auto ne = static_cast<std::uint64_t>(l.info->ne[d]);
+        w.number(ne == 0 ? 0 : rest % ne);
+        rest = ne == 0 ? 0 : rest / ne;
+    }
+    w.end_array();
+    w.key("values");
+    w.begin_array(true);
+    for (float v : values) w.number(v);
+    w.end_array();
+    w.end_object();
+}
+
 int not_found(const gguf::model& m) {
     gguf::error e;
     e.code = gguf::errc::tensor_not_found;
@@ -508,23 +528,7 @@ int run(out_buffer& out) {
                 break;
             }
             if (jw) {
-                jw->begin_object(true);
-                jw->key("row");
-                jw->number(r);
-                jw->key("index");
-                jw->begin_array(true);
-                std::uint64_t rest = r;
-                for (std::uint32_t d = 1; d < l.dims; ++d) {
-                    const auto ne = static_cast<std::uint64_t>(t->info->ne[d]);
-                    jw->number(ne == 0 ? 0 : rest % ne);
-                    rest = ne == 0 ? 0 : rest / ne;
-                }
-                jw->end_array();
-                jw->key("values");
-                jw->begin_array(true);
-                for (float v : row) jw->number(v);
-                jw->end_array();
-                jw->end_object();
+                json_row(*jw, l, r, row);
             } else {
                 out.print("  {:<{}}  {}\n", row_label(l, r), width, value_line(row, l.row_size));
             }
