@@ -41,6 +41,14 @@ constexpr std::array commands{
             minfer::cli::split_add_options, minfer::cli::split_run},
     command{"merge", "Merge a split set (given its part 1) into one .gguf file without split keys",
             minfer::cli::merge_add_options, minfer::cli::merge_run},
+    command{"tensor",
+            "Print one tensor's type, shape, strides, offsets and first values by row; --stats over all values, "
+            "--dump them as raw f32",
+            minfer::cli::tensor_add_options, minfer::cli::tensor_run},
+    command{"diff",
+            "Compare two models: metadata, tensor table, tensor bytes, and with --values the dequantized values "
+            "(exit 0 identical, 1 different)",
+            minfer::cli::diff_add_options, minfer::cli::diff_run},
 };
 
 }  // namespace

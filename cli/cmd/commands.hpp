@@ -17,4 +17,10 @@ int split_run();
 void merge_add_options(CLI::App& sub);
 int merge_run();
 
+void tensor_add_options(CLI::App& sub);
+int tensor_run();
+
+void diff_add_options(CLI::App& sub);
+int diff_run();
+
 }  // namespace minfer::cli

@@ -1,0 +1,37 @@
+#pragma once
+// A tensor's values as f32, streamed through a bounded buffer: tensor, stats, dump and diff read
+// tensors of any size with a few MiB of memory, never n_elements floats at once.
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "minfer/gguf/result.hpp"
+#include "minfer/gguf/types.hpp"
+#include "minfer/quant/dequantize.hpp"
+
+namespace minfer::cli {
+
+/// Values per chunk: 1 Mi (4 MiB of f32). Every block size (1 … 256 values, powers of two) divides
+/// it, so every chunk but the last is whole blocks, and the last is too (a tensor is whole blocks).
+inline constexpr std::size_t chunk_values = std::size_t{1} << 20;
+
+/// Call fn(first_index, values) for each consecutive chunk of the `n_values` values of a tensor of
+/// `type` whose bytes are `bytes`, in ggml element order, converted into `buffer` (grown to at
+/// most chunk_values). fn returns false to stop early. @returns dequantize_range's error.
+template <class Fn>
+gguf::result<void> stream_values(gguf::tensor_type type, std::span<const std::byte> bytes, std::uint64_t n_values,
+                                 std::vector<float>& buffer, Fn&& fn) {
+    for (std::uint64_t first = 0; first < n_values;) {
+        const std::uint64_t left = n_values - first;
+        const std::size_t n = left < chunk_values ? static_cast<std::size_t>(left) : chunk_values;
+        if (buffer.size() < n) buffer.resize(n);
+        const std::span<float> dst(buffer.data(), n);
+        if (auto r = quant::dequantize_range(type, bytes, first, dst); !r) return r;
+        if (!fn(first, std::span<const float>(dst))) break;
+        first += n;
+    }
+    return {};
+}
+
+}  // namespace minfer::cli
