@@ -32,12 +32,6 @@ inline float f16_at(const u8* p) {
     return _cvtsh_ss(h);
 }
 
-inline std::uint64_t load64(const u8* p) {
-    std::uint64_t v;
-    std::memcpy(&v, p, 8);
-    return v;
-}
-
 inline __m128i load128(const u8* p) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)); }
 inline __m256i load256(const u8* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
 
@@ -460,7 +454,7 @@ void k_iq4_xs(const u8* src, float* dst, std::size_t n) {
     const __m128i m4 = _mm_set1_epi8(0x0f);
     for (std::size_t b = 0; b < n; ++b, src += 136, dst += 256) {
         const float d = f16_at(src);
-        const unsigned sh = static_cast<unsigned>(src[2] | (src[3] << 8));
+        const int sh = src[2] | (src[3] << 8);
         for (int ib = 0; ib < 8; ++ib) {
             const int ls = ((src[4 + ib / 2] >> (4 * (ib % 2))) & 0xf) | (((sh >> (2 * ib)) & 3) << 4);
             const __m256 dl = _mm256_set1_ps(d * static_cast<float>(ls - 32));
