@@ -3,14 +3,16 @@
 // ceiling (a kernel cannot write its floats faster than plain stores can).
 //
 //   minfer-bench-quant [--values N] [--reps K] [--types a,b,c] [--markdown] [--check]
-//                      [--parallel-values N]
+//                      [--parallel-values N] [--cache-values N]
 //
 // For every convertible type it makes N values of data (ggml_quantize_chunk of normal random floats
 // when llama.cpp's library is there, random bytes with sane scales otherwise), checks FIRST that our
 // f32 bits equal ggml's to_float (a NaN equals any NaN; any other difference aborts), then times,
 // best of K: ggml's to_float, ours with the active kernels, ours with the scalar kernels. The
 // target of a type is min(2 x ggml, 0.7 x store bandwidth) (0.7 x bandwidth where ggml has no
-// to_float). Then dequantize_parallel with 1 and 2 threads on a larger tensor for a few types.
+// to_float). A second table times ggml and ours on a slice small enough to stay in L2 (the
+// kernels' own speed, which the memory hides in the first). Then dequantize_parallel with 1 and 2
+// threads on a larger tensor for a few types.
 //
 // --check: no timing; random blocks (with NaN/Inf/subnormal/zero scales) through the scalar and the
 // active SIMD kernels, reporting the first value that differs (a development aid; the unit tests
@@ -236,6 +238,7 @@ void run_kernel(q::isa which, tensor_type t, std::span<const std::byte> src, std
 struct options {
     std::size_t values = std::size_t{16} << 20;
     std::size_t parallel_values = std::size_t{64} << 20;
+    std::size_t cache_values = std::size_t{32} << 10;
     int reps = 5;
     std::vector<std::string> types;
     bool markdown = false;
@@ -252,6 +255,7 @@ options parse(int argc, char** argv) {
         };
         if (a == "--values") o.values = std::stoull(value());
         else if (a == "--parallel-values") o.parallel_values = std::stoull(value());
+        else if (a == "--cache-values") o.cache_values = std::stoull(value());
         else if (a == "--reps") o.reps = std::max(1, std::stoi(value()));
         else if (a == "--markdown") o.markdown = true;
         else if (a == "--check") o.check = true;
@@ -265,13 +269,14 @@ options parse(int argc, char** argv) {
             }
         } else if (a == "--help" || a == "-h") {
             std::puts("minfer-bench-quant [--values N] [--reps K] [--types a,b,c] [--markdown] [--check] "
-                      "[--parallel-values N]");
+                      "[--parallel-values N] [--cache-values N]");
             std::exit(0);
         } else die("unknown option " + a);
     }
     // Whole rows of ggml_quantize_chunk (4096 values), which are whole blocks of every type.
     o.values = std::max<std::size_t>(4096, o.values / 4096 * 4096);
     o.parallel_values = std::max<std::size_t>(4096, o.parallel_values / 4096 * 4096);
+    o.cache_values = std::min(o.values, std::max<std::size_t>(4096, o.cache_values / 4096 * 4096));
     return o;
 }
 
@@ -336,6 +341,7 @@ int check_mode(const options& o) {
 struct result_row {
     std::string type;
     double ggml = -1, ours = -1, scalar = -1;  // G values/s; -1: absent
+    double ggml_hot = -1, ours_hot = -1;        // the same on a slice that stays in L2
 };
 
 std::string fmt(double v, const char* f = "%.2f") {
@@ -406,6 +412,17 @@ int main(int argc, char** argv) {
             r.ggml = gvals / best_seconds(o.reps, [&] { to_float(src.p, out.p, static_cast<std::int64_t>(n)); });
         r.ours = gvals / best_seconds(o.reps, [&] { run_kernel(active, t, in, out.span()); });
         r.scalar = gvals / best_seconds(o.reps, [&] { run_kernel(q::isa::scalar, t, in, out.span()); });
+        // In cache: the first cache_values values converted over and over (the compute, not the memory).
+        const std::size_t hot = o.cache_values, loops = std::max<std::size_t>(1, n / hot);
+        const std::span<const std::byte> hot_in = in.first(q::bytes_for(t, hot));
+        const double hot_g = static_cast<double>(hot * loops) * 1e-9;
+        if (to_float != nullptr)
+            r.ggml_hot = hot_g / best_seconds(o.reps, [&] {
+                             for (std::size_t k = 0; k < loops; ++k) to_float(src.p, out.p, static_cast<std::int64_t>(hot));
+                         });
+        r.ours_hot = hot_g / best_seconds(o.reps, [&] {
+                         for (std::size_t k = 0; k < loops; ++k) run_kernel(active, t, hot_in, out.span().first(hot));
+                     });
         rows.push_back(r);
         std::fprintf(stderr, "  %-8s ggml %s  %s %s  scalar %s\n", r.type.c_str(), fmt(r.ggml).c_str(),
                      active_name.c_str(), fmt(r.ours).c_str(), fmt(r.scalar).c_str());
@@ -441,6 +458,21 @@ int main(int argc, char** argv) {
     std::printf("\nbandwidth: %.2f G f32/s (32-byte stores), memset %.2f G f32/s; target = min(2 x ggml, 0.7 x bandwidth); "
                 "%d of %zu missed\n",
                 bw, gvals / memset_s, missed, rows.size());
+
+    // In cache.
+    if (o.markdown)
+        std::printf("\nIn cache (%zu values, %zu KiB out, converted over and over):\n\n| type | ggml G/s | %s | ours/ggml |\n|---|---:|---:|---:|\n",
+                    o.cache_values, o.cache_values * 4 >> 10, active_col.c_str());
+    else
+        std::printf("\nin cache (%zu values, %zu KiB out, converted over and over):\n%-8s %9s %9s %9s\n", o.cache_values,
+                    o.cache_values * 4 >> 10, "type", "ggml G/s", active_col.c_str(), "ours/ggml");
+    for (const result_row& r : rows) {
+        const std::string ratio = r.ggml_hot > 0 ? fmt(r.ours_hot / r.ggml_hot, "%.2fx") : "-";
+        if (o.markdown)
+            std::printf("| %s | %s | %s | %s |\n", r.type.c_str(), fmt(r.ggml_hot).c_str(), fmt(r.ours_hot).c_str(), ratio.c_str());
+        else
+            std::printf("%-8s %9s %9s %9s\n", r.type.c_str(), fmt(r.ggml_hot).c_str(), fmt(r.ours_hot).c_str(), ratio.c_str());
+    }
 
     // Two threads against one on a larger tensor.
     const tensor_type scaling[] = {tensor_type::q4_0, tensor_type::q4_k, tensor_type::q8_0, tensor_type::iq2_xxs,

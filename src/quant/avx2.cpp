@@ -46,6 +46,11 @@ inline void put8_add(float* y, __m256i q, __m256 d, __m256 m) {
     _mm256_storeu_ps(y, _mm256_add_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(q), d), m));
 }
 
+// 8 bytes at p widened to 8 int32 straight from memory (one shuffle for 8 values; the nibble and
+// crumb formats then take two or four runs of values out of the same lanes with shifts).
+inline __m256i i8x8_at(const u8* p) { return _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))); }
+inline __m256i u8x8_at(const u8* p) { return _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))); }
+
 // 16 signed bytes -> 16 floats, q * d.
 inline void put16_i8(float* y, __m128i b, __m256 d) {
     put8(y, _mm256_cvtepi8_epi32(b), d);
@@ -162,17 +167,30 @@ void k_i32(const u8* src, float* dst, std::size_t n) {
 
 // ---- 32-value blocks ----
 
-// q4_0: d, 16 bytes of nibbles; (nibble - 8) * d.
+// q4_0: d, 16 bytes of nibbles (low: values 0..15, high: 16..31); (nibble - 8) * d.
 void k_q4_0(const u8* src, float* dst, std::size_t n) {
-    const __m256i eight = _mm256_set1_epi8(8);
-    for (std::size_t b = 0; b < n; ++b, src += 18, dst += 32)
-        put32_i8(dst, _mm256_sub_epi8(nibbles32(src + 2), eight), _mm256_set1_ps(f16_at(src)));
+    const __m256i m4 = _mm256_set1_epi32(0x0f), eight = _mm256_set1_epi32(8);
+    for (std::size_t b = 0; b < n; ++b, src += 18, dst += 32) {
+        const __m256 d = _mm256_set1_ps(f16_at(src));
+        for (int k = 0; k < 2; ++k) {
+            const __m256i v = u8x8_at(src + 2 + 8 * k);
+            put8(dst + 8 * k, _mm256_sub_epi32(_mm256_and_si256(v, m4), eight), d);
+            put8(dst + 16 + 8 * k, _mm256_sub_epi32(_mm256_srli_epi32(v, 4), eight), d);
+        }
+    }
 }
 
 // q4_1: d, m, 16 bytes of nibbles; nibble * d + m.
 void k_q4_1(const u8* src, float* dst, std::size_t n) {
-    for (std::size_t b = 0; b < n; ++b, src += 20, dst += 32)
-        put32_u8_add(dst, nibbles32(src + 4), _mm256_set1_ps(f16_at(src)), _mm256_set1_ps(f16_at(src + 2)));
+    const __m256i m4 = _mm256_set1_epi32(0x0f);
+    for (std::size_t b = 0; b < n; ++b, src += 20, dst += 32) {
+        const __m256 d = _mm256_set1_ps(f16_at(src)), m = _mm256_set1_ps(f16_at(src + 2));
+        for (int k = 0; k < 2; ++k) {
+            const __m256i v = u8x8_at(src + 4 + 8 * k);
+            put8_add(dst + 8 * k, _mm256_and_si256(v, m4), d, m);
+            put8_add(dst + 16 + 8 * k, _mm256_srli_epi32(v, 4), d, m);
+        }
+    }
 }
 
 // q5_0: d, 32 high bits, 16 bytes of nibbles; (nibble | high << 4) - 16, times d.
@@ -200,7 +218,10 @@ void k_q5_1(const u8* src, float* dst, std::size_t n) {
 
 // q8_0: d, 32 int8; q * d.
 void k_q8_0(const u8* src, float* dst, std::size_t n) {
-    for (std::size_t b = 0; b < n; ++b, src += 34, dst += 32) put32_i8(dst, load256(src + 2), _mm256_set1_ps(f16_at(src)));
+    for (std::size_t b = 0; b < n; ++b, src += 34, dst += 32) {
+        const __m256 d = _mm256_set1_ps(f16_at(src));
+        for (int k = 0; k < 4; ++k) put8(dst + 8 * k, i8x8_at(src + 2 + 8 * k), d);
+    }
 }
 
 // iq4_nl: d, nibbles indexing the 16 non-uniform levels.
@@ -351,34 +372,40 @@ void k_q3_k(const u8* src, float* dst, std::size_t n) {
     }
 }
 
-// The 8 6-bit scales and 8 6-bit mins of q4_K / q5_K (12 bytes), as ggml's get_scale_min_k4.
-inline void scale_min_k4(const u8* q, int* sc, int* mn) {
-    for (int j = 0; j < 4; ++j) {
-        sc[j] = q[j] & 63;
-        mn[j] = q[j + 4] & 63;
-    }
-    for (int j = 4; j < 8; ++j) {
-        sc[j] = (q[j + 4] & 0xf) | ((q[j - 4] >> 6) << 4);
-        mn[j] = (q[j + 4] >> 4) | ((q[j] >> 6) << 4);
-    }
+// The 8 sub-block scales d * sc[k] and mins dmin * mn[k] of a q4_K / q5_K block, into dl and ml
+// (kept in memory so that each is broadcast by a load, not a shuffle). The 6-bit values are
+// unpacked four at a time in 32-bit words (what get_scale_min_k4 does one by one): sc 0-3 and
+// mn 0-3 are the low 6 bits of bytes 0-3 and 4-7; sc 4-7 and mn 4-7 take their low 4 bits from
+// bytes 8-11 (low, high nibble) and their top 2 bits from the top of bytes 0-3 and 4-7.
+inline void scales_mins_k4(const u8* block, float* dl, float* ml) {
+    std::uint32_t a[3];
+    std::memcpy(a, block + 4, 12);
+    const std::uint32_t six = 0x3f3f3f3fu, four = 0x0f0f0f0fu, two = 0x03030303u;
+    const std::uint64_t sc = (a[0] & six) | static_cast<std::uint64_t>((a[2] & four) | (((a[0] >> 6) & two) << 4)) << 32;
+    const std::uint64_t mn =
+        (a[1] & six) | static_cast<std::uint64_t>(((a[2] >> 4) & four) | (((a[1] >> 6) & two) << 4)) << 32;
+    const __m256 scf = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_cvtsi64_si128(static_cast<long long>(sc))));
+    const __m256 mnf = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_cvtsi64_si128(static_cast<long long>(mn))));
+    _mm256_store_ps(dl, _mm256_mul_ps(_mm256_set1_ps(f16_at(block)), scf));
+    _mm256_store_ps(ml, _mm256_mul_ps(_mm256_set1_ps(f16_at(block + 2)), mnf));
 }
 
 // q4_K: d, dmin, 12 bytes of scales/mins, 128 bytes of nibbles (per 64 values: 32 low, 32 high).
 void k_q4_k(const u8* src, float* dst, std::size_t n) {
-    const __m256i m4 = _mm256_set1_epi8(0x0f);
+    const __m256i m4 = _mm256_set1_epi32(0x0f);
     for (std::size_t b = 0; b < n; ++b, src += 144, dst += 256) {
-        const float d = f16_at(src), dmin = f16_at(src + 2);
-        int sc[8], mn[8];
-        scale_min_k4(src + 4, sc, mn);
+        alignas(32) float dl[8], ml[8];
+        scales_mins_k4(src, dl, ml);
         const u8* q = src + 16;
         for (int j = 0; j < 4; ++j, q += 32) {
-            const __m256i qv = load256(q);
             float* y = dst + 64 * j;
-            put32_u8_sub(y, _mm256_and_si256(qv, m4), _mm256_set1_ps(d * static_cast<float>(sc[2 * j])),
-                         _mm256_set1_ps(dmin * static_cast<float>(mn[2 * j])));
-            put32_u8_sub(y + 32, _mm256_and_si256(_mm256_srli_epi16(qv, 4), m4),
-                         _mm256_set1_ps(d * static_cast<float>(sc[2 * j + 1])),
-                         _mm256_set1_ps(dmin * static_cast<float>(mn[2 * j + 1])));
+            const __m256 d1 = _mm256_broadcast_ss(dl + 2 * j), m1 = _mm256_broadcast_ss(ml + 2 * j);
+            const __m256 d2 = _mm256_broadcast_ss(dl + 2 * j + 1), m2 = _mm256_broadcast_ss(ml + 2 * j + 1);
+            for (int k = 0; k < 4; ++k) {
+                const __m256i v = u8x8_at(q + 8 * k);
+                put8_sub(y + 8 * k, _mm256_and_si256(v, m4), d1, m1);
+                put8_sub(y + 32 + 8 * k, _mm256_srli_epi32(v, 4), d2, m2);
+            }
         }
     }
 }
@@ -386,26 +413,25 @@ void k_q4_k(const u8* src, float* dst, std::size_t n) {
 // q5_K: as q4_K with qh[32]: bit 2j of qh[l] is the fifth bit of low nibble l of the j-th 64, bit
 // 2j+1 of the high nibble's.
 void k_q5_k(const u8* src, float* dst, std::size_t n) {
-    const __m256i m4 = _mm256_set1_epi8(0x0f), sixteen = _mm256_set1_epi8(16);
+    const __m256i m4 = _mm256_set1_epi32(0x0f), sixteen = _mm256_set1_epi32(16);
     for (std::size_t b = 0; b < n; ++b, src += 176, dst += 256) {
-        const float d = f16_at(src), dmin = f16_at(src + 2);
-        int sc[8], mn[8];
-        scale_min_k4(src + 4, sc, mn);
-        const __m256i qh = load256(src + 16);
+        alignas(32) float dl[8], ml[8];
+        scales_mins_k4(src, dl, ml);
+        // The fifth bits, moved to bit 4: for the j-th 64 values, bit 2j (low) and 2j+1 (high).
+        __m256i h[4];
+        for (int k = 0; k < 4; ++k) h[k] = _mm256_slli_epi32(u8x8_at(src + 16 + 8 * k), 4);
         const u8* q = src + 48;
         for (int j = 0; j < 4; ++j, q += 32) {
-            const __m256i qv = load256(q);
-            const __m256i u1 = _mm256_set1_epi8(static_cast<char>(1 << (2 * j)));
-            const __m256i u2 = _mm256_set1_epi8(static_cast<char>(2 << (2 * j)));
-            const __m256i h1 = _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(qh, u1), u1), sixteen);
-            const __m256i h2 = _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(qh, u2), u2), sixteen);
             float* y = dst + 64 * j;
-            put32_u8_sub(y, _mm256_or_si256(_mm256_and_si256(qv, m4), h1),
-                         _mm256_set1_ps(d * static_cast<float>(sc[2 * j])),
-                         _mm256_set1_ps(dmin * static_cast<float>(mn[2 * j])));
-            put32_u8_sub(y + 32, _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(qv, 4), m4), h2),
-                         _mm256_set1_ps(d * static_cast<float>(sc[2 * j + 1])),
-                         _mm256_set1_ps(dmin * static_cast<float>(mn[2 * j + 1])));
+            const __m256 d1 = _mm256_broadcast_ss(dl + 2 * j), m1 = _mm256_broadcast_ss(ml + 2 * j);
+            const __m256 d2 = _mm256_broadcast_ss(dl + 2 * j + 1), m2 = _mm256_broadcast_ss(ml + 2 * j + 1);
+            for (int k = 0; k < 4; ++k) {
+                const __m256i v = u8x8_at(q + 8 * k);
+                const __m256i h1 = _mm256_and_si256(_mm256_srli_epi32(h[k], 2 * j), sixteen);
+                const __m256i h2 = _mm256_and_si256(_mm256_srli_epi32(h[k], 2 * j + 1), sixteen);
+                put8_sub(y + 8 * k, _mm256_or_si256(_mm256_and_si256(v, m4), h1), d1, m1);
+                put8_sub(y + 32 + 8 * k, _mm256_or_si256(_mm256_srli_epi32(v, 4), h2), d2, m2);
+            }
         }
     }
 }
@@ -443,7 +469,7 @@ void k_q8_k(const u8* src, float* dst, std::size_t n) {
         float df;
         std::memcpy(&df, src, 4);
         const __m256 d = _mm256_set1_ps(df);
-        for (int k = 0; k < 8; ++k) put32_i8(dst + 32 * k, load256(src + 4 + 32 * k), d);
+        for (int k = 0; k < 32; ++k) put8(dst + 8 * k, i8x8_at(src + 4 + 8 * k), d);
     }
 }
 
