@@ -109,14 +109,12 @@ void k_f16(const u8* src, float* dst, std::size_t n) {
 
 void k_bf16(const u8* src, float* dst, std::size_t n) {
     std::size_t i = 0;
+    // Each u16 widened from memory becomes the upper half of a u32.
     for (; i + 16 <= n; i += 16) {
-        const __m256i w = load256(src + 2 * i);
-        const __m256i zero = _mm256_setzero_si256();
-        // Each u16 becomes the upper half of a u32: interleave zeros below it (per 128-bit lane).
-        const __m256i lo = _mm256_unpacklo_epi16(zero, w), hi = _mm256_unpackhi_epi16(zero, w);
-        // lo holds values 0-3 | 8-11, hi 4-7 | 12-15.
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i), _mm256_permute2x128_si256(lo, hi, 0x20));
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i + 8), _mm256_permute2x128_si256(lo, hi, 0x31));
+        const __m256i a = _mm256_cvtepu16_epi32(load128(src + 2 * i));
+        const __m256i b = _mm256_cvtepu16_epi32(load128(src + 2 * i + 16));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i), _mm256_slli_epi32(a, 16));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i + 8), _mm256_slli_epi32(b, 16));
     }
     for (; i < n; ++i) {
         const std::uint32_t b = static_cast<std::uint32_t>(src[2 * i] | (src[2 * i + 1] << 8)) << 16;
