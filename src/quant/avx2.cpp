@@ -61,15 +61,6 @@ inline void put32_i8(float* y, __m256i b, __m256 d) {
     put16_i8(y, _mm256_castsi256_si128(b), d);
     put16_i8(y + 16, _mm256_extracti128_si256(b, 1), d);
 }
-// 16 unsigned bytes -> q * d - m.
-inline void put16_u8_sub(float* y, __m128i b, __m256 d, __m256 m) {
-    put8_sub(y, _mm256_cvtepu8_epi32(b), d, m);
-    put8_sub(y + 8, _mm256_cvtepu8_epi32(_mm_srli_si128(b, 8)), d, m);
-}
-inline void put32_u8_sub(float* y, __m256i b, __m256 d, __m256 m) {
-    put16_u8_sub(y, _mm256_castsi256_si128(b), d, m);
-    put16_u8_sub(y + 16, _mm256_extracti128_si256(b, 1), d, m);
-}
 inline void put16_u8_add(float* y, __m128i b, __m256 d, __m256 m) {
     put8_add(y, _mm256_cvtepu8_epi32(b), d, m);
     put8_add(y + 8, _mm256_cvtepu8_epi32(_mm_srli_si128(b, 8)), d, m);
@@ -315,23 +306,25 @@ inline void scales16(float* out, __m128i s8, float d) {
 }
 
 // q2_K: scales[16] (low nibble: scale, high: min), qs[64], d, dmin. Value: (d*sc) * q - (dmin*m).
+// Per 128 values, byte l of 32 holds the quants of values l, 32+l, 64+l, 96+l (2 bits each).
 void k_q2_k(const u8* src, float* dst, std::size_t n) {
     const __m128i m4 = _mm_set1_epi8(0x0f);
-    const __m256i three = _mm256_set1_epi8(3);
+    const __m256i three = _mm256_set1_epi32(3);
     alignas(32) float dl[16], ml[16];
     for (std::size_t b = 0; b < n; ++b, src += 84, dst += 256) {
         const __m128i sc = load128(src);
         scales16(dl, _mm_and_si128(sc, m4), f16_at(src + 80));
         scales16(ml, _mm_and_si128(_mm_srli_epi16(sc, 4), m4), f16_at(src + 82));
-        float* y = dst;
-        int is = 0;
         for (int half = 0; half < 2; ++half) {
-            const __m256i qv = load256(src + 16 + 32 * half);
-            for (int shift = 0; shift < 8; shift += 2, is += 2, y += 32) {
-                const __m256i q = _mm256_and_si256(_mm256_srli_epi16(qv, shift), three);
-                put16_u8_sub(y, _mm256_castsi256_si128(q), _mm256_set1_ps(dl[is]), _mm256_set1_ps(ml[is]));
-                put16_u8_sub(y + 16, _mm256_extracti128_si256(q, 1), _mm256_set1_ps(dl[is + 1]),
-                             _mm256_set1_ps(ml[is + 1]));
+            const u8* q = src + 16 + 32 * half;
+            float* y = dst + 128 * half;
+            for (int k = 0; k < 4; ++k) {
+                const __m256i v = u8x8_at(q + 8 * k);
+                for (int s = 0; s < 4; ++s) {
+                    const int is = 8 * half + 2 * s + k / 2;
+                    put8_sub(y + 32 * s + 8 * k, _mm256_and_si256(_mm256_srli_epi32(v, 2 * s), three),
+                             _mm256_broadcast_ss(dl + is), _mm256_broadcast_ss(ml + is));
+                }
             }
         }
     }
@@ -339,32 +332,36 @@ void k_q2_k(const u8* src, float* dst, std::size_t n) {
 
 // q3_K: hmask[32], qs[64], 12 bytes of 6-bit scales, d. Value: (d * (sc - 32)) * (q - (high bit ? 0 : 4)).
 void k_q3_k(const u8* src, float* dst, std::size_t n) {
-    const __m256i three = _mm256_set1_epi8(3), four = _mm256_set1_epi8(4);
+    const __m256i three = _mm256_set1_epi32(3), four = _mm256_set1_epi32(4);
     alignas(32) float dl[16];
     for (std::size_t b = 0; b < n; ++b, src += 110, dst += 256) {
         // The 16 6-bit scales: low 4 bits from bytes 0..7, high 2 bits from bytes 8..11.
         std::uint32_t a[3];
         std::memcpy(a, src + 96, 12);
         const std::uint32_t k1 = 0x03030303u, k2 = 0x0f0f0f0fu;
-        std::uint32_t s[4];
-        s[0] = (a[0] & k2) | (((a[2] >> 0) & k1) << 4);
-        s[1] = (a[1] & k2) | (((a[2] >> 2) & k1) << 4);
-        s[2] = ((a[0] >> 4) & k2) | (((a[2] >> 4) & k1) << 4);
-        s[3] = ((a[1] >> 4) & k2) | (((a[2] >> 6) & k1) << 4);
-        const __m128i sc = _mm_sub_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s)), _mm_set1_epi8(32));
+        // Built in registers (four narrow stores read back as one vector would stall the load).
+        const __m128i s = _mm_set_epi32(static_cast<int>(((a[1] >> 4) & k2) | (((a[2] >> 6) & k1) << 4)),
+                                        static_cast<int>(((a[0] >> 4) & k2) | (((a[2] >> 4) & k1) << 4)),
+                                        static_cast<int>((a[1] & k2) | (((a[2] >> 2) & k1) << 4)),
+                                        static_cast<int>((a[0] & k2) | ((a[2] & k1) << 4)));
+        const __m128i sc = _mm_sub_epi8(s, _mm_set1_epi8(32));
         scales16(dl, sc, f16_at(src + 108));
-        const __m256i hm = load256(src);
-        float* y = dst;
-        int is = 0;
+        // Per 128 values, byte l of 32 holds the low 2 bits of values l, 32+l, 64+l, 96+l; bit
+        // 4*half + j of hmask[l] is the high bit of value 32j + l of that half (clear: minus 4).
+        const __m256i one = _mm256_set1_epi32(1);
+        __m256i hm[4];
+        for (int k = 0; k < 4; ++k) hm[k] = u8x8_at(src + 8 * k);
         for (int half = 0; half < 2; ++half) {
-            const __m256i qv = load256(src + 32 + 32 * half);
-            for (int j = 0; j < 4; ++j, is += 2, y += 32) {
-                const __m256i bit = _mm256_set1_epi8(static_cast<char>(1 << (4 * half + j)));
-                const __m256i clear = _mm256_cmpeq_epi8(_mm256_and_si256(hm, bit), _mm256_setzero_si256());
-                const __m256i q = _mm256_sub_epi8(_mm256_and_si256(_mm256_srli_epi16(qv, 2 * j), three),
-                                                  _mm256_and_si256(clear, four));
-                put16_i8(y, _mm256_castsi256_si128(q), _mm256_set1_ps(dl[is]));
-                put16_i8(y + 16, _mm256_extracti128_si256(q, 1), _mm256_set1_ps(dl[is + 1]));
+            const u8* q = src + 32 + 32 * half;
+            float* y = dst + 128 * half;
+            for (int k = 0; k < 4; ++k) {
+                const __m256i v = u8x8_at(q + 8 * k);
+                for (int j = 0; j < 4; ++j) {
+                    const __m256i high = _mm256_and_si256(_mm256_srli_epi32(hm[k], 4 * half + j), one);
+                    const __m256i qv = _mm256_sub_epi32(_mm256_and_si256(_mm256_srli_epi32(v, 2 * j), three),
+                                                        _mm256_sub_epi32(four, _mm256_slli_epi32(high, 2)));
+                    put8(y + 32 * j + 8 * k, qv, _mm256_broadcast_ss(dl + 8 * half + 2 * j + k / 2));
+                }
             }
         }
     }
@@ -436,26 +433,28 @@ void k_q5_k(const u8* src, float* dst, std::size_t n) {
 
 // q6_K: ql[128], qh[64], int8 scales[16], d. Value: (d * sc) * q, q = (4 low | 2 high bits) - 32.
 void k_q6_k(const u8* src, float* dst, std::size_t n) {
-    const __m256i m4 = _mm256_set1_epi8(0x0f), m2 = _mm256_set1_epi8(0x30), off = _mm256_set1_epi8(32);
+    const __m256i m4 = _mm256_set1_epi32(0x0f), m2 = _mm256_set1_epi32(0x30), off = _mm256_set1_epi32(32);
     alignas(32) float ds[16];
     for (std::size_t b = 0; b < n; ++b, src += 210, dst += 256) {
         scales16(ds, load128(src + 192), f16_at(src + 208));
+        // Per 128 values: ql[l] holds the low 4 bits of values l (low nibble) and 64+l (high),
+        // ql[32+l] those of 32+l and 96+l; qh[l] their top 2 bits, in that order from bit 0.
         for (int h = 0; h < 2; ++h) {
-            const __m256i l0 = load256(src + 64 * h), l1 = load256(src + 64 * h + 32);
-            const __m256i qh = load256(src + 128 + 32 * h);
-            // High bits moved to bit 4-5 of each byte.
-            const __m256i q1 = _mm256_or_si256(_mm256_and_si256(l0, m4), _mm256_and_si256(_mm256_slli_epi16(qh, 4), m2));
-            const __m256i q2 = _mm256_or_si256(_mm256_and_si256(l1, m4), _mm256_and_si256(_mm256_slli_epi16(qh, 2), m2));
-            const __m256i q3 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4), _mm256_and_si256(qh, m2));
-            const __m256i q4 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4),
-                                               _mm256_and_si256(_mm256_srli_epi16(qh, 2), m2));
-            const __m256i qs[4] = {q1, q2, q3, q4};
+            const u8* ql = src + 64 * h;
+            const u8* qh = src + 128 + 32 * h;
+            const float* sc = ds + 8 * h;
             float* y = dst + 128 * h;
-            const float* s = ds + 8 * h;
             for (int k = 0; k < 4; ++k) {
-                const __m256i v = _mm256_sub_epi8(qs[k], off);
-                put16_i8(y + 32 * k, _mm256_castsi256_si128(v), _mm256_set1_ps(s[2 * k]));
-                put16_i8(y + 32 * k + 16, _mm256_extracti128_si256(v, 1), _mm256_set1_ps(s[2 * k + 1]));
+                const __m256i a = u8x8_at(ql + 8 * k), c = u8x8_at(ql + 32 + 8 * k), hh = u8x8_at(qh + 8 * k);
+                const __m256i q1 = _mm256_or_si256(_mm256_and_si256(a, m4), _mm256_and_si256(_mm256_slli_epi32(hh, 4), m2));
+                const __m256i q2 = _mm256_or_si256(_mm256_and_si256(c, m4), _mm256_and_si256(_mm256_slli_epi32(hh, 2), m2));
+                const __m256i q3 = _mm256_or_si256(_mm256_srli_epi32(a, 4), _mm256_and_si256(hh, m2));
+                const __m256i q4 = _mm256_or_si256(_mm256_srli_epi32(c, 4), _mm256_and_si256(_mm256_srli_epi32(hh, 2), m2));
+                const int is = k / 2;
+                put8(y + 8 * k, _mm256_sub_epi32(q1, off), _mm256_broadcast_ss(sc + is));
+                put8(y + 32 + 8 * k, _mm256_sub_epi32(q2, off), _mm256_broadcast_ss(sc + is + 2));
+                put8(y + 64 + 8 * k, _mm256_sub_epi32(q3, off), _mm256_broadcast_ss(sc + is + 4));
+                put8(y + 96 + 8 * k, _mm256_sub_epi32(q4, off), _mm256_broadcast_ss(sc + is + 6));
             }
         }
     }
