@@ -10,8 +10,13 @@
 // scales widen with F16C, which is exact for every non-NaN f16; a NaN comes out quiet with its
 // payload, as ggml's software conversion gives it.
 //
-// The kernels are bound by the stores of their f32 output, so the shape of each is plain: unpack
-// 8, 16 or 32 quants into bytes, widen 8 at a time to int32, convert, scale, store unaligned.
+// Shape: 8 values per step (one 256-bit store). Where the quants are whole bytes or fields of
+// bytes, 8 bytes are widened to int32 lanes straight from memory (vpmovzxbd: one shuffle), and
+// every field of those bytes (both nibbles, four crumbs, the high bits) is taken out of the same
+// lanes with shifts and masks, so a byte is widened once however many values it holds. Lookup
+// formats (iq4_nl, mxfp4, nvfp4) map 32 nibbles through pshufb first. Sub-block scales are made
+// as one vector (d times 8 or 16 integer scales) and broadcast from memory. Outside the cache the
+// kernels run at the f32 store bandwidth (bench/bench_quant.cpp measures both).
 #include <immintrin.h>
 
 #include <cstring>
