@@ -146,6 +146,9 @@ void fill_own(const type_row& row, std::span<std::byte> out, std::mt19937_64& rn
 // quantize slowly), repeated to the full size.
 bool fill_ggml(const llama_lib* lib, tensor_type t, std::span<std::byte> out, std::size_t n_values) {
     if (lib == nullptr || is_plain(t) || t == tensor_type::q8_k) return false;
+    // An older library may not know the type (its quantizer would abort): our own data then.
+    const auto* tt = lib->type_traits(id(t));
+    if (tt == nullptr || tt->to_float == nullptr) return false;
     constexpr std::size_t per_row = 4096;
     const std::size_t chunk = std::min<std::size_t>(n_values, std::size_t{1} << 19);
     std::vector<float> src(chunk);
