@@ -13,5 +13,7 @@ fi
 cmake --preset "$preset"
 cmake --build --preset "$preset"
 ctest --preset "$preset"
-# The values tests again on the scalar reference kernels (the default run uses the best SIMD set).
+# The values tests (library: label quant; commands: tensor and diff) again on the scalar reference
+# kernels (the run above uses the best SIMD set the CPU has).
 MINFER_QUANT_ISA=scalar ctest --preset "$preset" -L quant
+MINFER_QUANT_ISA=scalar ctest --preset "$preset" -R "^(TensorCmd|DiffCmd)"
