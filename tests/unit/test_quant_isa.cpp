@@ -73,14 +73,21 @@ std::string hex_block(const std::byte* p, std::size_t n) {
 // Converts `blocks` (whole blocks of t) both ways, the source starting `src_shift` bytes into a
 // buffer and the output `dst_shift` floats in, and reports the first disagreement (type, case,
 // block, value index, both bit patterns and the block's bytes). Also checks that neither kernel
-// writes past its output.
-void agree(const type_info& t, const std::vector<std::byte>& blocks, const std::string& what, std::size_t src_shift = 0,
+// writes past its output. Returns whether all was well (so a loop can go on to the next type and
+// report each broken type once).
+bool agree(const type_info& t, const std::vector<std::byte>& blocks, const std::string& what, std::size_t src_shift = 0,
            std::size_t dst_shift = 0) {
-    ASSERT_EQ(blocks.size() % t.block_bytes, 0u);
+    const std::string where = std::string(t.name).append(" ").append(what).append(" (src +")
+                                  .append(std::to_string(src_shift)).append(", dst +").append(std::to_string(dst_shift))
+                                  .append(")");
+    if (blocks.size() % t.block_bytes != 0) {
+        ADD_FAILURE() << where << ": not whole blocks";
+        return false;
+    }
     const std::size_t n_blocks = blocks.size() / t.block_bytes;
     const std::size_t n = n_blocks * t.block_elems;
     std::vector<std::byte> src(blocks.size() + src_shift);
-    std::memcpy(src.data() + src_shift, blocks.data(), blocks.size());
+    if (!blocks.empty()) std::memcpy(src.data() + src_shift, blocks.data(), blocks.size());
     const std::span<const std::byte> in(src.data() + src_shift, blocks.size());
 
     constexpr float canary = -12345.5f;
@@ -88,24 +95,34 @@ void agree(const type_info& t, const std::vector<std::byte>& blocks, const std::
     std::vector<float> simd(n + dst_shift + guard, canary), ref(n + guard, canary);
     const std::span<float> out_simd(simd.data() + dst_shift, n), out_ref(ref.data(), n);
 
-    auto r1 = quant::dequantize_with(isa::scalar, t.type, in, out_ref);
-    ASSERT_TRUE(r1.has_value()) << t.name << " " << what << ": " << r1.error().message();
-    auto r2 = quant::dequantize_with(isa::avx2, t.type, in, out_simd);
-    ASSERT_TRUE(r2.has_value()) << t.name << " " << what << ": " << r2.error().message();
-
+    if (auto r = quant::dequantize_with(isa::scalar, t.type, in, out_ref); !r) {
+        ADD_FAILURE() << where << ": scalar: " << r.error().message();
+        return false;
+    }
+    if (auto r = quant::dequantize_with(isa::avx2, t.type, in, out_simd); !r) {
+        ADD_FAILURE() << where << ": avx2: " << r.error().message();
+        return false;
+    }
     for (std::size_t i = 0; i < n; ++i) {
         if (same(out_simd[i], out_ref[i])) continue;
         const std::size_t b = i / t.block_elems;
-        FAIL() << t.name << " " << what << " (src +" << src_shift << ", dst +" << dst_shift << "): block " << b
-               << " of " << n_blocks << ", value " << i % t.block_elems << ": avx2 " << hex_bits(out_simd[i])
-               << " (" << out_simd[i] << "), scalar " << hex_bits(out_ref[i]) << " (" << out_ref[i] << ")"
-               << "\n  block bytes: " << hex_block(in.data() + b * t.block_bytes, t.block_bytes);
+        ADD_FAILURE() << where << ": block " << b << " of " << n_blocks << ", value " << i % t.block_elems << ": avx2 "
+                      << hex_bits(out_simd[i]) << " (" << out_simd[i] << "), scalar " << hex_bits(out_ref[i]) << " ("
+                      << out_ref[i] << ")\n  block bytes: " << hex_block(in.data() + b * t.block_bytes, t.block_bytes);
+        return false;
     }
-    for (std::size_t i = 0; i < dst_shift; ++i) ASSERT_TRUE(same(simd[i], canary)) << t.name << " " << what << ": wrote before dst";
+    for (std::size_t i = 0; i < dst_shift; ++i)
+        if (!same(simd[i], canary)) {
+            ADD_FAILURE() << where << ": avx2 wrote before dst";
+            return false;
+        }
     for (std::size_t i = 0; i < guard; ++i) {
-        ASSERT_TRUE(same(simd[dst_shift + n + i], canary)) << t.name << " " << what << ": avx2 wrote past dst";
-        ASSERT_TRUE(same(ref[n + i], canary)) << t.name << " " << what << ": scalar wrote past dst";
+        if (!same(simd[dst_shift + n + i], canary) || !same(ref[n + i], canary)) {
+            ADD_FAILURE() << where << ": " << (same(ref[n + i], canary) ? "avx2" : "scalar") << " wrote past dst";
+            return false;
+        }
     }
+    return true;
 }
 
 std::vector<std::byte> random_blocks(const type_info& t, std::size_t n_blocks, std::uint64_t seed) {
@@ -130,7 +147,6 @@ TEST_F(QuantIsa, RandomBlocksAgree) {
         // About a million values per type (a few thousand blocks of the 256-value formats).
         const std::size_t n_blocks = std::max<std::size_t>(2048, (1u << 20) / t.block_elems / 64);
         agree(t, random_blocks(t, n_blocks, 0x5eed0000u + static_cast<unsigned>(t.type)), "random blocks");
-        if (HasFatalFailure() || HasFailure()) return;
     }
 }
 
@@ -161,8 +177,7 @@ TEST_F(QuantIsa, SpecialScaleValuesAgree) {
                 for (std::size_t o = 0; o < t.block_bytes; o += 4) with(o, &f, 4);
             for (std::uint8_t b : bytes)
                 for (std::size_t o = 0; o < t.block_bytes; ++o) with(o, &b, 1);
-            agree(t, blocks, std::string("special values, background ").append(std::to_string(background)));
-            if (HasFailure()) return;
+            if (!agree(t, blocks, std::string("special values, background ").append(std::to_string(background)))) break;
         }
     }
 }
@@ -194,7 +209,6 @@ TEST_F(QuantIsa, AllZeroAndAllOnesBlocksAgree) {
         agree(t, b, "all-zero blocks");
         std::fill(b.begin(), b.end(), std::byte{0xff});
         agree(t, b, "all-0xff blocks");
-        if (HasFailure()) return;
     }
 }
 
@@ -203,8 +217,7 @@ TEST_F(QuantIsa, AllZeroAndAllOnesBlocksAgree) {
 TEST_F(QuantIsa, OddBlockCountsAgree) {
     for (const type_info& t : types) {
         for (std::size_t n : {1u, 2u, 3u, 7u, 31u, 33u}) {
-            agree(t, random_blocks(t, n, 0x0dd0u + n), std::string("blocks: ").append(std::to_string(n)));
-            if (HasFailure()) return;
+            if (!agree(t, random_blocks(t, n, 0x0dd0u + n), std::string("blocks: ").append(std::to_string(n)))) break;
         }
     }
 }
@@ -215,10 +228,9 @@ TEST_F(QuantIsa, UnalignedSourceAndDestinationAgree) {
     for (const type_info& t : types) {
         const std::vector<std::byte> b = random_blocks(t, 5, 0xa119u);
         for (std::size_t shift = 1; shift <= 7; ++shift) {
-            agree(t, b, "unaligned src", shift, 0);
-            agree(t, b, "unaligned dst", 0, shift);
-            agree(t, b, "unaligned src and dst", shift, 8 - shift);
-            if (HasFailure()) return;
+            if (!agree(t, b, "unaligned src", shift, 0) || !agree(t, b, "unaligned dst", 0, shift) ||
+                !agree(t, b, "unaligned src and dst", shift, 8 - shift))
+                break;
         }
     }
 }
