@@ -1,6 +1,22 @@
 // The AVX2 kernels (compiled with -mavx2 -mf16c -mbmi2; see kernels.hpp for the rules of this file):
 // floats, the legacy and k-quant formats, fp4 and ternary types. The iq2/iq3/iq1 kernels are in
 // avx2_iq.cpp; avx2_kernels() joins both tables.
+//
+// Bit-exactness with ggml (and scalar.cpp): every value is computed with the float operations of
+// ggml's dequantize_row_*, in the same order and nothing else. The integer quant becomes a float
+// exactly (vcvtdq2ps of a small int), then it is multiplied by the same f32 scale, built the same
+// way (d * sub-scale as one multiply, before the quant), and a min is added or subtracted as a
+// separate operation (no FMA: this file is never compiled with -mfma, and -ffp-contract=off). f16
+// scales widen with F16C, which is exact for every non-NaN f16; a NaN comes out quiet with its
+// payload, as ggml's software conversion gives it.
+//
+// The kernels are bound by the stores of their f32 output, so the shape of each is plain: unpack
+// 8, 16 or 32 quants into bytes, widen 8 at a time to int32, convert, scale, store unaligned.
+#include <immintrin.h>
+
+#include <cstring>
+
+#include "grids.hpp"
 #include "kernels.hpp"
 
 namespace minfer::quant::detail {
@@ -8,8 +24,521 @@ namespace minfer::quant::detail {
 #if defined(__AVX2__)
 namespace {
 
+using u8 = std::uint8_t;
+
+inline float f16_at(const u8* p) {
+    std::uint16_t h;
+    std::memcpy(&h, p, 2);
+    return _cvtsh_ss(h);
+}
+
+inline __m128i load128(const u8* p) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)); }
+inline __m256i load256(const u8* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
+
+// 8 int32 quants -> q * d.
+inline void put8(float* y, __m256i q, __m256 d) { _mm256_storeu_ps(y, _mm256_mul_ps(_mm256_cvtepi32_ps(q), d)); }
+// 8 int32 quants -> q * d - m (two roundings, as ggml's d * q - m).
+inline void put8_sub(float* y, __m256i q, __m256 d, __m256 m) {
+    _mm256_storeu_ps(y, _mm256_sub_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(q), d), m));
+}
+// 8 int32 quants -> q * d + m.
+inline void put8_add(float* y, __m256i q, __m256 d, __m256 m) {
+    _mm256_storeu_ps(y, _mm256_add_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(q), d), m));
+}
+
+// 16 signed bytes -> 16 floats, q * d.
+inline void put16_i8(float* y, __m128i b, __m256 d) {
+    put8(y, _mm256_cvtepi8_epi32(b), d);
+    put8(y + 8, _mm256_cvtepi8_epi32(_mm_srli_si128(b, 8)), d);
+}
+// 32 signed bytes -> 32 floats, q * d.
+inline void put32_i8(float* y, __m256i b, __m256 d) {
+    put16_i8(y, _mm256_castsi256_si128(b), d);
+    put16_i8(y + 16, _mm256_extracti128_si256(b, 1), d);
+}
+// 16 unsigned bytes -> q * d - m.
+inline void put16_u8_sub(float* y, __m128i b, __m256 d, __m256 m) {
+    put8_sub(y, _mm256_cvtepu8_epi32(b), d, m);
+    put8_sub(y + 8, _mm256_cvtepu8_epi32(_mm_srli_si128(b, 8)), d, m);
+}
+inline void put32_u8_sub(float* y, __m256i b, __m256 d, __m256 m) {
+    put16_u8_sub(y, _mm256_castsi256_si128(b), d, m);
+    put16_u8_sub(y + 16, _mm256_extracti128_si256(b, 1), d, m);
+}
+inline void put16_u8_add(float* y, __m128i b, __m256 d, __m256 m) {
+    put8_add(y, _mm256_cvtepu8_epi32(b), d, m);
+    put8_add(y + 8, _mm256_cvtepu8_epi32(_mm_srli_si128(b, 8)), d, m);
+}
+inline void put32_u8_add(float* y, __m256i b, __m256 d, __m256 m) {
+    put16_u8_add(y, _mm256_castsi256_si128(b), d, m);
+    put16_u8_add(y + 16, _mm256_extracti128_si256(b, 1), d, m);
+}
+
+// The 16 bytes of 32 packed nibbles as 32 bytes: low nibbles (elements 0..15) then high ones
+// (16..31), the order of q4_0, q4_1, iq4_nl, mxfp4.
+inline __m256i nibbles32(const u8* qs) {
+    const __m128i b = load128(qs);
+    const __m128i m = _mm_set1_epi8(0x0f);
+    return _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(b, 4), m), _mm_and_si128(b, m));
+}
+
+// Bit i of the 32 bits `bits` as byte i (0x00 or 0xff).
+inline __m256i bits_to_bytes(std::uint32_t bits) {
+    const __m256i spread = _mm256_shuffle_epi8(_mm256_set1_epi32(static_cast<int>(bits)),
+                                               _mm256_set_epi64x(0x0303030303030303, 0x0202020202020202,
+                                                                 0x0101010101010101, 0x0000000000000000));
+    const __m256i select = _mm256_set1_epi64x(static_cast<long long>(0x8040201008040201ull));
+    return _mm256_cmpeq_epi8(_mm256_and_si256(spread, select), select);
+}
+
+// ---- plain types ----
+
+void k_f16(const u8* src, float* dst, std::size_t n) {
+    std::size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(load128(src + 2 * i)));
+        _mm256_storeu_ps(dst + i + 8, _mm256_cvtph_ps(load128(src + 2 * i + 16)));
+    }
+    for (; i < n; ++i) dst[i] = f16_at(src + 2 * i);
+}
+
+void k_bf16(const u8* src, float* dst, std::size_t n) {
+    std::size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        const __m256i w = load256(src + 2 * i);
+        const __m256i zero = _mm256_setzero_si256();
+        // Each u16 becomes the upper half of a u32: interleave zeros below it (per 128-bit lane).
+        const __m256i lo = _mm256_unpacklo_epi16(zero, w), hi = _mm256_unpackhi_epi16(zero, w);
+        // lo holds values 0-3 | 8-11, hi 4-7 | 12-15.
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i), _mm256_permute2x128_si256(lo, hi, 0x20));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i + 8), _mm256_permute2x128_si256(lo, hi, 0x31));
+    }
+    for (; i < n; ++i) {
+        const std::uint32_t b = static_cast<std::uint32_t>(src[2 * i] | (src[2 * i + 1] << 8)) << 16;
+        std::memcpy(dst + i, &b, 4);
+    }
+}
+
+void k_f64(const u8* src, float* dst, std::size_t n) {
+    std::size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m128 a = _mm256_cvtpd_ps(_mm256_loadu_pd(reinterpret_cast<const double*>(src + 8 * i)));
+        const __m128 b = _mm256_cvtpd_ps(_mm256_loadu_pd(reinterpret_cast<const double*>(src + 8 * i + 32)));
+        _mm256_storeu_ps(dst + i, _mm256_set_m128(b, a));
+    }
+    for (; i < n; ++i) {
+        double v;
+        std::memcpy(&v, src + 8 * i, 8);
+        dst[i] = static_cast<float>(v);
+    }
+}
+
+void k_i8(const u8* src, float* dst, std::size_t n) {
+    std::size_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(dst + i, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(src + i)))));
+    for (; i < n; ++i) dst[i] = static_cast<float>(static_cast<std::int8_t>(src[i]));
+}
+
+void k_i16(const u8* src, float* dst, std::size_t n) {
+    std::size_t i = 0;
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(dst + i, _mm256_cvtepi32_ps(_mm256_cvtepi16_epi32(load128(src + 2 * i))));
+    for (; i < n; ++i) {
+        std::int16_t v;
+        std::memcpy(&v, src + 2 * i, 2);
+        dst[i] = static_cast<float>(v);
+    }
+}
+
+void k_i32(const u8* src, float* dst, std::size_t n) {
+    std::size_t i = 0;
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(dst + i, _mm256_cvtepi32_ps(load256(src + 4 * i)));
+    for (; i < n; ++i) {
+        std::int32_t v;
+        std::memcpy(&v, src + 4 * i, 4);
+        dst[i] = static_cast<float>(v);
+    }
+}
+
+// ---- 32-value blocks ----
+
+// q4_0: d, 16 bytes of nibbles; (nibble - 8) * d.
+void k_q4_0(const u8* src, float* dst, std::size_t n) {
+    const __m256i eight = _mm256_set1_epi8(8);
+    for (std::size_t b = 0; b < n; ++b, src += 18, dst += 32)
+        put32_i8(dst, _mm256_sub_epi8(nibbles32(src + 2), eight), _mm256_set1_ps(f16_at(src)));
+}
+
+// q4_1: d, m, 16 bytes of nibbles; nibble * d + m.
+void k_q4_1(const u8* src, float* dst, std::size_t n) {
+    for (std::size_t b = 0; b < n; ++b, src += 20, dst += 32)
+        put32_u8_add(dst, nibbles32(src + 4), _mm256_set1_ps(f16_at(src)), _mm256_set1_ps(f16_at(src + 2)));
+}
+
+// q5_0: d, 32 high bits, 16 bytes of nibbles; (nibble | high << 4) - 16, times d.
+void k_q5_0(const u8* src, float* dst, std::size_t n) {
+    const __m256i sixteen = _mm256_set1_epi8(16);
+    for (std::size_t b = 0; b < n; ++b, src += 22, dst += 32) {
+        std::uint32_t qh;
+        std::memcpy(&qh, src + 2, 4);
+        const __m256i high = _mm256_and_si256(bits_to_bytes(qh), sixteen);
+        put32_i8(dst, _mm256_sub_epi8(_mm256_or_si256(nibbles32(src + 6), high), sixteen), _mm256_set1_ps(f16_at(src)));
+    }
+}
+
+// q5_1: d, m, 32 high bits, nibbles; (nibble | high << 4) * d + m.
+void k_q5_1(const u8* src, float* dst, std::size_t n) {
+    const __m256i sixteen = _mm256_set1_epi8(16);
+    for (std::size_t b = 0; b < n; ++b, src += 24, dst += 32) {
+        std::uint32_t qh;
+        std::memcpy(&qh, src + 4, 4);
+        const __m256i high = _mm256_and_si256(bits_to_bytes(qh), sixteen);
+        put32_u8_add(dst, _mm256_or_si256(nibbles32(src + 8), high), _mm256_set1_ps(f16_at(src)),
+                     _mm256_set1_ps(f16_at(src + 2)));
+    }
+}
+
+// q8_0: d, 32 int8; q * d.
+void k_q8_0(const u8* src, float* dst, std::size_t n) {
+    for (std::size_t b = 0; b < n; ++b, src += 34, dst += 32) put32_i8(dst, load256(src + 2), _mm256_set1_ps(f16_at(src)));
+}
+
+// iq4_nl: d, nibbles indexing the 16 non-uniform levels.
+void k_iq4_nl(const u8* src, float* dst, std::size_t n) {
+    const __m256i levels = _mm256_broadcastsi128_si256(load128(reinterpret_cast<const u8*>(iq4nl_values)));
+    for (std::size_t b = 0; b < n; ++b, src += 18, dst += 32)
+        put32_i8(dst, _mm256_shuffle_epi8(levels, nibbles32(src + 2)), _mm256_set1_ps(f16_at(src)));
+}
+
+// mxfp4: an E8M0 exponent (halved, as ggml's doubled fp4 levels want it), nibbles indexing the levels.
+void k_mxfp4(const u8* src, float* dst, std::size_t n) {
+    const __m256i levels = _mm256_broadcastsi128_si256(load128(reinterpret_cast<const u8*>(fp4_values)));
+    for (std::size_t b = 0; b < n; ++b, src += 17, dst += 32) {
+        const std::uint32_t e = src[0];
+        const std::uint32_t bits = e < 2 ? 0x00200000u << e : (e - 1) << 23;
+        float d;
+        std::memcpy(&d, &bits, 4);
+        put32_i8(dst, _mm256_shuffle_epi8(levels, nibbles32(src + 1)), _mm256_set1_ps(d));
+    }
+}
+
+// nvfp4's UE4M3 sub-block scales, halved, for every byte (as ggml computes them; all exact).
+struct ue4m3_table {
+    float v[256];
+};
+constexpr float pow2(int e) {
+    float r = 1.0f;
+    for (; e > 0; --e) r *= 2.0f;
+    for (; e < 0; ++e) r *= 0.5f;
+    return r;
+}
+constexpr ue4m3_table make_ue4m3() {
+    ue4m3_table t{};
+    for (int x = 0; x < 256; ++x) {
+        const int exp = (x >> 3) & 0xf, man = x & 7;
+        if (x == 0 || x == 0x7f) t.v[x] = 0.0f;
+        else if (exp == 0) t.v[x] = static_cast<float>(man) * pow2(-10);
+        else t.v[x] = static_cast<float>(8 + man) * pow2(exp - 11);
+    }
+    return t;
+}
+constexpr ue4m3_table ue4m3_half = make_ue4m3();
+
+// nvfp4: 4 UE4M3 scales, then per 16 values 8 bytes of nibbles (low: values 0..7, high: 8..15).
+void k_nvfp4(const u8* src, float* dst, std::size_t n) {
+    const __m128i levels = load128(reinterpret_cast<const u8*>(fp4_values));
+    const __m128i m = _mm_set1_epi8(0x0f);
+    for (std::size_t b = 0; b < n; ++b, src += 36, dst += 64) {
+        for (int s = 0; s < 4; ++s) {
+            const __m256 d = _mm256_set1_ps(ue4m3_half.v[src[s]]);
+            const __m128i q = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(src + 4 + 8 * s));
+            const __m128i idx = _mm_unpacklo_epi64(_mm_and_si128(q, m), _mm_and_si128(_mm_srli_epi16(q, 4), m));
+            put16_i8(dst + 16 * s, _mm_shuffle_epi8(levels, idx), d);
+        }
+    }
+}
+
+// q1_0: d, 128 bits; bit set: d, clear: -d (a selection, no arithmetic on d but the negation).
+void k_q1_0(const u8* src, float* dst, std::size_t n) {
+    const __m256i select = _mm256_set_epi32(128, 64, 32, 16, 8, 4, 2, 1);
+    for (std::size_t b = 0; b < n; ++b, src += 18, dst += 128) {
+        const float df = f16_at(src);
+        const __m256 d = _mm256_set1_ps(df), neg = _mm256_set1_ps(-df);
+        for (int k = 0; k < 16; ++k) {
+            const __m256i bits = _mm256_and_si256(_mm256_set1_epi32(src[2 + k]), select);
+            const __m256 on = _mm256_castsi256_ps(_mm256_cmpeq_epi32(bits, select));
+            _mm256_storeu_ps(dst + 8 * k, _mm256_blendv_ps(neg, d, on));
+        }
+    }
+}
+
+// q2_0: d, 64 2-bit quants (4 per byte, low bits first); (q - 1) * d.
+void k_q2_0(const u8* src, float* dst, std::size_t n) {
+    const __m256i shifts = _mm256_set_epi32(14, 12, 10, 8, 6, 4, 2, 0);
+    const __m256i three = _mm256_set1_epi32(3), one = _mm256_set1_epi32(1);
+    for (std::size_t b = 0; b < n; ++b, src += 18, dst += 64) {
+        const __m256 d = _mm256_set1_ps(f16_at(src));
+        for (int k = 0; k < 8; ++k) {
+            const int two = src[2 + 2 * k] | (src[3 + 2 * k] << 8);
+            const __m256i q = _mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32(two), shifts), three);
+            put8(dst + 8 * k, _mm256_sub_epi32(q, one), d);
+        }
+    }
+}
+
+// ---- 256-value super-blocks ----
+
+// 16 sub-scales: d * (float)s[k] for 16 integers given as signed bytes.
+inline void scales16(float* out, __m128i s8, float d) {
+    const __m256 dv = _mm256_set1_ps(d);
+    _mm256_storeu_ps(out, _mm256_mul_ps(dv, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(s8))));
+    _mm256_storeu_ps(out + 8, _mm256_mul_ps(dv, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(s8, 8)))));
+}
+
+// q2_K: scales[16] (low nibble: scale, high: min), qs[64], d, dmin. Value: (d*sc) * q - (dmin*m).
+void k_q2_k(const u8* src, float* dst, std::size_t n) {
+    const __m128i m4 = _mm_set1_epi8(0x0f);
+    const __m256i three = _mm256_set1_epi8(3);
+    alignas(32) float dl[16], ml[16];
+    for (std::size_t b = 0; b < n; ++b, src += 84, dst += 256) {
+        const __m128i sc = load128(src);
+        scales16(dl, _mm_and_si128(sc, m4), f16_at(src + 80));
+        scales16(ml, _mm_and_si128(_mm_srli_epi16(sc, 4), m4), f16_at(src + 82));
+        float* y = dst;
+        int is = 0;
+        for (int half = 0; half < 2; ++half) {
+            const __m256i qv = load256(src + 16 + 32 * half);
+            for (int shift = 0; shift < 8; shift += 2, is += 2, y += 32) {
+                const __m256i q = _mm256_and_si256(_mm256_srli_epi16(qv, shift), three);
+                put16_u8_sub(y, _mm256_castsi256_si128(q), _mm256_set1_ps(dl[is]), _mm256_set1_ps(ml[is]));
+                put16_u8_sub(y + 16, _mm256_extracti128_si256(q, 1), _mm256_set1_ps(dl[is + 1]),
+                             _mm256_set1_ps(ml[is + 1]));
+            }
+        }
+    }
+}
+
+// q3_K: hmask[32], qs[64], 12 bytes of 6-bit scales, d. Value: (d * (sc - 32)) * (q - (high bit ? 0 : 4)).
+void k_q3_k(const u8* src, float* dst, std::size_t n) {
+    const __m256i three = _mm256_set1_epi8(3), four = _mm256_set1_epi8(4);
+    alignas(32) float dl[16];
+    for (std::size_t b = 0; b < n; ++b, src += 110, dst += 256) {
+        // The 16 6-bit scales: low 4 bits from bytes 0..7, high 2 bits from bytes 8..11.
+        std::uint32_t a[3];
+        std::memcpy(a, src + 96, 12);
+        const std::uint32_t k1 = 0x03030303u, k2 = 0x0f0f0f0fu;
+        std::uint32_t s[4];
+        s[0] = (a[0] & k2) | (((a[2] >> 0) & k1) << 4);
+        s[1] = (a[1] & k2) | (((a[2] >> 2) & k1) << 4);
+        s[2] = ((a[0] >> 4) & k2) | (((a[2] >> 4) & k1) << 4);
+        s[3] = ((a[1] >> 4) & k2) | (((a[2] >> 6) & k1) << 4);
+        const __m128i sc = _mm_sub_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s)), _mm_set1_epi8(32));
+        scales16(dl, sc, f16_at(src + 108));
+        const __m256i hm = load256(src);
+        float* y = dst;
+        int is = 0;
+        for (int half = 0; half < 2; ++half) {
+            const __m256i qv = load256(src + 32 + 32 * half);
+            for (int j = 0; j < 4; ++j, is += 2, y += 32) {
+                const __m256i bit = _mm256_set1_epi8(static_cast<char>(1 << (4 * half + j)));
+                const __m256i clear = _mm256_cmpeq_epi8(_mm256_and_si256(hm, bit), _mm256_setzero_si256());
+                const __m256i q = _mm256_sub_epi8(_mm256_and_si256(_mm256_srli_epi16(qv, 2 * j), three),
+                                                  _mm256_and_si256(clear, four));
+                put16_i8(y, _mm256_castsi256_si128(q), _mm256_set1_ps(dl[is]));
+                put16_i8(y + 16, _mm256_extracti128_si256(q, 1), _mm256_set1_ps(dl[is + 1]));
+            }
+        }
+    }
+}
+
+// The 8 6-bit scales and 8 6-bit mins of q4_K / q5_K (12 bytes), as ggml's get_scale_min_k4.
+inline void scale_min_k4(const u8* q, int* sc, int* mn) {
+    for (int j = 0; j < 4; ++j) {
+        sc[j] = q[j] & 63;
+        mn[j] = q[j + 4] & 63;
+    }
+    for (int j = 4; j < 8; ++j) {
+        sc[j] = (q[j + 4] & 0xf) | ((q[j - 4] >> 6) << 4);
+        mn[j] = (q[j + 4] >> 4) | ((q[j] >> 6) << 4);
+    }
+}
+
+// q4_K: d, dmin, 12 bytes of scales/mins, 128 bytes of nibbles (per 64 values: 32 low, 32 high).
+void k_q4_k(const u8* src, float* dst, std::size_t n) {
+    const __m256i m4 = _mm256_set1_epi8(0x0f);
+    for (std::size_t b = 0; b < n; ++b, src += 144, dst += 256) {
+        const float d = f16_at(src), dmin = f16_at(src + 2);
+        int sc[8], mn[8];
+        scale_min_k4(src + 4, sc, mn);
+        const u8* q = src + 16;
+        for (int j = 0; j < 4; ++j, q += 32) {
+            const __m256i qv = load256(q);
+            float* y = dst + 64 * j;
+            put32_u8_sub(y, _mm256_and_si256(qv, m4), _mm256_set1_ps(d * static_cast<float>(sc[2 * j])),
+                         _mm256_set1_ps(dmin * static_cast<float>(mn[2 * j])));
+            put32_u8_sub(y + 32, _mm256_and_si256(_mm256_srli_epi16(qv, 4), m4),
+                         _mm256_set1_ps(d * static_cast<float>(sc[2 * j + 1])),
+                         _mm256_set1_ps(dmin * static_cast<float>(mn[2 * j + 1])));
+        }
+    }
+}
+
+// q5_K: as q4_K with qh[32]: bit 2j of qh[l] is the fifth bit of low nibble l of the j-th 64, bit
+// 2j+1 of the high nibble's.
+void k_q5_k(const u8* src, float* dst, std::size_t n) {
+    const __m256i m4 = _mm256_set1_epi8(0x0f), sixteen = _mm256_set1_epi8(16);
+    for (std::size_t b = 0; b < n; ++b, src += 176, dst += 256) {
+        const float d = f16_at(src), dmin = f16_at(src + 2);
+        int sc[8], mn[8];
+        scale_min_k4(src + 4, sc, mn);
+        const __m256i qh = load256(src + 16);
+        const u8* q = src + 48;
+        for (int j = 0; j < 4; ++j, q += 32) {
+            const __m256i qv = load256(q);
+            const __m256i u1 = _mm256_set1_epi8(static_cast<char>(1 << (2 * j)));
+            const __m256i u2 = _mm256_set1_epi8(static_cast<char>(2 << (2 * j)));
+            const __m256i h1 = _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(qh, u1), u1), sixteen);
+            const __m256i h2 = _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(qh, u2), u2), sixteen);
+            float* y = dst + 64 * j;
+            put32_u8_sub(y, _mm256_or_si256(_mm256_and_si256(qv, m4), h1),
+                         _mm256_set1_ps(d * static_cast<float>(sc[2 * j])),
+                         _mm256_set1_ps(dmin * static_cast<float>(mn[2 * j])));
+            put32_u8_sub(y + 32, _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(qv, 4), m4), h2),
+                         _mm256_set1_ps(d * static_cast<float>(sc[2 * j + 1])),
+                         _mm256_set1_ps(dmin * static_cast<float>(mn[2 * j + 1])));
+        }
+    }
+}
+
+// q6_K: ql[128], qh[64], int8 scales[16], d. Value: (d * sc) * q, q = (4 low | 2 high bits) - 32.
+void k_q6_k(const u8* src, float* dst, std::size_t n) {
+    const __m256i m4 = _mm256_set1_epi8(0x0f), m2 = _mm256_set1_epi8(0x30), off = _mm256_set1_epi8(32);
+    alignas(32) float ds[16];
+    for (std::size_t b = 0; b < n; ++b, src += 210, dst += 256) {
+        scales16(ds, load128(src + 192), f16_at(src + 208));
+        for (int h = 0; h < 2; ++h) {
+            const __m256i l0 = load256(src + 64 * h), l1 = load256(src + 64 * h + 32);
+            const __m256i qh = load256(src + 128 + 32 * h);
+            // High bits moved to bit 4-5 of each byte.
+            const __m256i q1 = _mm256_or_si256(_mm256_and_si256(l0, m4), _mm256_and_si256(_mm256_slli_epi16(qh, 4), m2));
+            const __m256i q2 = _mm256_or_si256(_mm256_and_si256(l1, m4), _mm256_and_si256(_mm256_slli_epi16(qh, 2), m2));
+            const __m256i q3 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4), _mm256_and_si256(qh, m2));
+            const __m256i q4 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4),
+                                               _mm256_and_si256(_mm256_srli_epi16(qh, 2), m2));
+            const __m256i qs[4] = {q1, q2, q3, q4};
+            float* y = dst + 128 * h;
+            const float* s = ds + 8 * h;
+            for (int k = 0; k < 4; ++k) {
+                const __m256i v = _mm256_sub_epi8(qs[k], off);
+                put16_i8(y + 32 * k, _mm256_castsi256_si128(v), _mm256_set1_ps(s[2 * k]));
+                put16_i8(y + 32 * k + 16, _mm256_extracti128_si256(v, 1), _mm256_set1_ps(s[2 * k + 1]));
+            }
+        }
+    }
+}
+
+// q8_K: f32 d, int8 qs[256], int16 bsums[16] (unused); d * q.
+void k_q8_k(const u8* src, float* dst, std::size_t n) {
+    for (std::size_t b = 0; b < n; ++b, src += 292, dst += 256) {
+        float df;
+        std::memcpy(&df, src, 4);
+        const __m256 d = _mm256_set1_ps(df);
+        for (int k = 0; k < 8; ++k) put32_i8(dst + 32 * k, load256(src + 4 + 32 * k), d);
+    }
+}
+
+// iq4_xs: d, scales_h (2 bits per 32), scales_l (4 bits per 32), then per 32 values 16 bytes of
+// nibbles indexing the iq4_nl levels. Value: (d * (ls - 32)) * level.
+void k_iq4_xs(const u8* src, float* dst, std::size_t n) {
+    const __m128i levels = load128(reinterpret_cast<const u8*>(iq4nl_values));
+    const __m128i m4 = _mm_set1_epi8(0x0f);
+    for (std::size_t b = 0; b < n; ++b, src += 136, dst += 256) {
+        const float d = f16_at(src);
+        const int sh = src[2] | (src[3] << 8);
+        for (int ib = 0; ib < 8; ++ib) {
+            const int ls = ((src[4 + ib / 2] >> (4 * (ib % 2))) & 0xf) | (((sh >> (2 * ib)) & 3) << 4);
+            const __m256 dl = _mm256_set1_ps(d * static_cast<float>(ls - 32));
+            const __m128i q = load128(src + 8 + 16 * ib);
+            put16_i8(dst + 32 * ib, _mm_shuffle_epi8(levels, _mm_and_si128(q, m4)), dl);
+            put16_i8(dst + 32 * ib + 16, _mm_shuffle_epi8(levels, _mm_and_si128(_mm_srli_epi16(q, 4), m4)), dl);
+        }
+    }
+}
+
+// tq1_0's base-3 digit: byte q times 3^n (mod 256), then the top of (that * 3) >> 8, on 16 u16
+// lanes holding bytes; gives the digit 0..2 minus 1.
+inline __m256i trit(__m256i w, __m256i pow3) {
+    const __m256i q = _mm256_and_si256(_mm256_mullo_epi16(w, pow3), _mm256_set1_epi16(0xff));
+    return _mm256_sub_epi16(_mm256_srli_epi16(_mm256_mullo_epi16(q, _mm256_set1_epi16(3)), 8), _mm256_set1_epi16(1));
+}
+// 16 int16 -> 16 floats * d.
+inline void put16_i16(float* y, __m256i v, __m256 d) {
+    put8(y, _mm256_cvtepi16_epi32(_mm256_castsi256_si128(v)), d);
+    put8(y + 8, _mm256_cvtepi16_epi32(_mm256_extracti128_si256(v, 1)), d);
+}
+
+// tq1_0: qs[48] (5 trits per byte), qh[4] (4 trits per byte), d. Value: (trit - 1) * d.
+void k_tq1_0(const u8* src, float* dst, std::size_t n) {
+    static constexpr short pow3[5] = {1, 3, 9, 27, 81};
+    for (std::size_t b = 0; b < n; ++b, src += 54) {
+        const __m256 d = _mm256_set1_ps(f16_at(src + 52));
+        const __m256i w0 = _mm256_cvtepu8_epi16(load128(src)), w1 = _mm256_cvtepu8_epi16(load128(src + 16));
+        const __m256i w2 = _mm256_cvtepu8_epi16(load128(src + 32));
+        for (int k = 0; k < 5; ++k, dst += 32) {
+            const __m256i p = _mm256_set1_epi16(pow3[k]);
+            put16_i16(dst, trit(w0, p), d);
+            put16_i16(dst + 16, trit(w1, p), d);
+        }
+        for (int k = 0; k < 5; ++k, dst += 16) put16_i16(dst, trit(w2, _mm256_set1_epi16(pow3[k])), d);
+        const __m256i wh = _mm256_set_epi16(src[51], src[50], src[49], src[48], src[51], src[50], src[49], src[48],
+                                            src[51], src[50], src[49], src[48], src[51], src[50], src[49], src[48]);
+        put16_i16(dst, trit(wh, _mm256_set_epi16(27, 27, 27, 27, 9, 9, 9, 9, 3, 3, 3, 3, 1, 1, 1, 1)), d);
+        dst += 16;
+    }
+}
+
+// tq2_0: qs[64] (4 2-bit quants per byte), d. Value: (q - 1) * d.
+void k_tq2_0(const u8* src, float* dst, std::size_t n) {
+    const __m256i three = _mm256_set1_epi8(3), one = _mm256_set1_epi8(1);
+    for (std::size_t b = 0; b < n; ++b, src += 66) {
+        const __m256 d = _mm256_set1_ps(f16_at(src + 64));
+        for (int j = 0; j < 2; ++j) {
+            const __m256i qv = load256(src + 32 * j);
+            for (int l = 0; l < 4; ++l, dst += 32)
+                put32_i8(dst, _mm256_sub_epi8(_mm256_and_si256(_mm256_srli_epi16(qv, 2 * l), three), one), d);
+        }
+    }
+}
+
 constexpr kernel_table own_table() {
+    using gguf::tensor_type;
     kernel_table t{};
+    auto set = [&t](tensor_type type, block_kernel k) { t.by_type[static_cast<unsigned>(type)] = k; };
+    set(tensor_type::f16, k_f16);
+    set(tensor_type::bf16, k_bf16);
+    set(tensor_type::f64, k_f64);
+    set(tensor_type::i8, k_i8);
+    set(tensor_type::i16, k_i16);
+    set(tensor_type::i32, k_i32);
+    set(tensor_type::q4_0, k_q4_0);
+    set(tensor_type::q4_1, k_q4_1);
+    set(tensor_type::q5_0, k_q5_0);
+    set(tensor_type::q5_1, k_q5_1);
+    set(tensor_type::q8_0, k_q8_0);
+    set(tensor_type::q2_k, k_q2_k);
+    set(tensor_type::q3_k, k_q3_k);
+    set(tensor_type::q4_k, k_q4_k);
+    set(tensor_type::q5_k, k_q5_k);
+    set(tensor_type::q6_k, k_q6_k);
+    set(tensor_type::q8_k, k_q8_k);
+    set(tensor_type::iq4_nl, k_iq4_nl);
+    set(tensor_type::iq4_xs, k_iq4_xs);
+    set(tensor_type::tq1_0, k_tq1_0);
+    set(tensor_type::tq2_0, k_tq2_0);
+    set(tensor_type::mxfp4, k_mxfp4);
+    set(tensor_type::nvfp4, k_nvfp4);
+    set(tensor_type::q1_0, k_q1_0);
+    set(tensor_type::q2_0, k_q2_0);
     return t;
 }
 
