@@ -182,8 +182,11 @@ const llama_lib* llama_lib::get() {
         MINFER_BIND(quantize_row_q8_0_ref, quant_ref);
         MINFER_BIND(dequantize_row_q4_0, quant_ref);
         MINFER_BIND(dequantize_row_q8_0, quant_ref);
+        MINFER_BIND(quantize_row_q8_K_ref, q8_k);
+        MINFER_BIND(dequantize_row_q8_K, q8_k);
         MINFER_BIND(ggml_get_type_traits, type_traits);
         MINFER_BIND(ggml_quantize_chunk, quantize_chunk);
+        MINFER_BIND(ggml_quantize_requires_imatrix, quantize_chunk);
         // libllama and libggml sit beside libggml-base; their RUNPATH ($ORIGIN) resolves libggml-base
         // to the copy already loaded (same soname).
         const std::filesystem::path dir = std::filesystem::path(path).parent_path();

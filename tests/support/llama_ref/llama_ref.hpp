@@ -105,7 +105,7 @@ inline constexpr unsigned f16 = 1u << 6;             ///< ggml_fp32_to_fp16, ggm
 inline constexpr unsigned bf16 = 1u << 7;            ///< ggml_fp32_to_bf16, ggml_bf16_to_fp32
 inline constexpr unsigned quant_ref = 1u << 8;       ///< quantize_row_{q4_0,q8_0}_ref, dequantize_row_{q4_0,q8_0}
 inline constexpr unsigned type_traits = 1u << 9;     ///< ggml_get_type_traits
-inline constexpr unsigned quantize_chunk = 1u << 10; ///< ggml_quantize_chunk
+inline constexpr unsigned quantize_chunk = 1u << 10; ///< ggml_quantize_chunk, ggml_quantize_requires_imatrix
 /// Not a symbol: GGML_TYPE_COUNT learned (llama_lib::type_count() > 0; needs gguf_read and log).
 inline constexpr unsigned type_count = 1u << 11;
 /// libllama's model API (llama_backend_init, llama_log_set, llama_model_*, llama_context_default_params,
@@ -115,6 +115,9 @@ inline constexpr unsigned type_count = 1u << 11;
 /// above (nothing written past them by *_default_params()). Requiring it initialises the backend
 /// once: llama's log is collected like ggml's (take_log), the CPU backends of the folder are loaded.
 inline constexpr unsigned llama_model = 1u << 12;
+/// dequantize_row_q8_K, quantize_row_q8_K_ref: exported by ggml, though its type_traits give q8_K no
+/// to_float (n a multiple of 256).
+inline constexpr unsigned q8_k = 1u << 13;
 }  // namespace part
 
 /// The C API of the loaded library. A pointer is nullptr when the library lacks the symbol.
@@ -201,11 +204,16 @@ struct llama_api {
     row_quantize quantize_row_q8_0_ref = nullptr;
     row_dequantize dequantize_row_q4_0 = nullptr;
     row_dequantize dequantize_row_q8_0 = nullptr;
+    // part::q8_k
+    row_quantize quantize_row_q8_K_ref = nullptr;
+    row_dequantize dequantize_row_q8_K = nullptr;
     // part::type_traits: use llama_lib::type_traits(), which checks the struct layout
     const ggml_type_traits* (*ggml_get_type_traits)(int) = nullptr;
     // part::quantize_chunk: (type, src, dst, start, nrows, n_per_row, imatrix) -> bytes written
     std::size_t (*ggml_quantize_chunk)(int, const float*, void*, std::int64_t, std::int64_t, std::int64_t,
                                        const float*) = nullptr;
+    // part::quantize_chunk: whether ggml_quantize_chunk asserts (aborts) on a null imatrix for the type
+    bool (*ggml_quantize_requires_imatrix)(int) = nullptr;
     // part::llama_model (libllama; the last one from libggml)
     void (*llama_backend_init)() = nullptr;
     void (*llama_log_set)(log_callback, void*) = nullptr;
