@@ -3,18 +3,21 @@
 // ceiling (a kernel cannot write its floats faster than plain stores can).
 //
 //   minfer-bench-quant [--values N] [--reps K] [--types a,b,c] [--markdown] [--check]
-//                      [--parallel-values N]
+//                      [--parallel-values N] [--cache-values N]
 //
 // For every convertible type it makes N values of data (ggml_quantize_chunk of normal random floats
 // when llama.cpp's library is there, random bytes with sane scales otherwise), checks FIRST that our
 // f32 bits equal ggml's to_float (a NaN equals any NaN; any other difference aborts), then times,
-// best of K: ggml's to_float, ours with the active kernels, ours with the scalar kernels. The
+// best of K: ggml's to_float, ours with the active kernels, ours with the scalar kernels, and plain
+// f32 stores over the same buffer, taking turns (so that all see the same contention). The
 // target of a type is min(2 x ggml, 0.7 x store bandwidth) (0.7 x bandwidth where ggml has no
-// to_float). Then dequantize_parallel with 1 and 2 threads on a larger tensor for a few types.
+// to_float). A second table times ggml and ours on a slice small enough to stay in L2 (the
+// kernels' own speed, which the memory hides in the first). Then dequantize_parallel with 1 and 2
+// threads on a larger tensor for a few types.
 //
-// --check: no timing; random blocks (with NaN/Inf/subnormal/zero scales) through the scalar and the
-// active SIMD kernels, reporting the first value that differs (a development aid; the unit tests
-// and the fuzzer are the real guard).
+// --check: no timing; random blocks (with NaN/Inf/subnormal/zero scales) through the scalar and
+// the best supported SIMD kernels, reporting the first value that differs (a development aid; the
+// unit tests and the fuzzer are the real guard).
 //
 // MINFER_LLAMA_LIB names libggml-base.so (scripts/llama-ref.sh); without it the ggml columns say
 // "absent" and only our kernels are compared and timed.
@@ -27,6 +30,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <iterator>
 #include <memory>
 #include <random>
@@ -203,6 +207,21 @@ void expect_equal(const std::string& what, tensor_type t, const float* want, con
     die(std::string(msg).append("\n  block bytes: ").append(hex));
 }
 
+// The best time of each function over `reps` rounds, the functions taking turns within a round
+// (in a rotating order): on a shared machine every contender then sees the same spells of
+// contention, and the ratios between them hold even when the absolute rates drift.
+std::vector<double> best_interleaved(int reps, const std::vector<std::function<void()>>& fs) {
+    std::vector<double> best(fs.size(), 1e30);
+    for (int r = 0; r < reps; ++r)
+        for (std::size_t i = 0; i < fs.size(); ++i) {
+            const std::size_t k = (i + static_cast<std::size_t>(r)) % fs.size();
+            const auto t0 = clock_type::now();
+            fs[k]();
+            best[k] = std::min(best[k], std::chrono::duration<double>(clock_type::now() - t0).count());
+        }
+    return best;
+}
+
 template <class F>
 double best_seconds(int reps, F&& f) {
     double best = 1e30;
@@ -236,6 +255,7 @@ void run_kernel(q::isa which, tensor_type t, std::span<const std::byte> src, std
 struct options {
     std::size_t values = std::size_t{16} << 20;
     std::size_t parallel_values = std::size_t{64} << 20;
+    std::size_t cache_values = std::size_t{32} << 10;
     int reps = 5;
     std::vector<std::string> types;
     bool markdown = false;
@@ -252,6 +272,7 @@ options parse(int argc, char** argv) {
         };
         if (a == "--values") o.values = std::stoull(value());
         else if (a == "--parallel-values") o.parallel_values = std::stoull(value());
+        else if (a == "--cache-values") o.cache_values = std::stoull(value());
         else if (a == "--reps") o.reps = std::max(1, std::stoi(value()));
         else if (a == "--markdown") o.markdown = true;
         else if (a == "--check") o.check = true;
@@ -260,18 +281,22 @@ options parse(int argc, char** argv) {
             std::size_t p = 0;
             while (p <= list.size()) {
                 const std::size_t c = std::min(list.find(',', p), list.size());
-                if (c > p) o.types.push_back(list.substr(p, c - p));
+                if (c > p) {
+                    o.types.push_back(list.substr(p, c - p));
+                    if (!minfer::gguf::tensor_type_from_name(o.types.back())) die("--types: unknown type " + o.types.back());
+                }
                 p = c + 1;
             }
         } else if (a == "--help" || a == "-h") {
             std::puts("minfer-bench-quant [--values N] [--reps K] [--types a,b,c] [--markdown] [--check] "
-                      "[--parallel-values N]");
+                      "[--parallel-values N] [--cache-values N]");
             std::exit(0);
         } else die("unknown option " + a);
     }
     // Whole rows of ggml_quantize_chunk (4096 values), which are whole blocks of every type.
     o.values = std::max<std::size_t>(4096, o.values / 4096 * 4096);
     o.parallel_values = std::max<std::size_t>(4096, o.parallel_values / 4096 * 4096);
+    o.cache_values = std::min(o.values, std::max<std::size_t>(4096, o.cache_values / 4096 * 4096));
     return o;
 }
 
@@ -282,10 +307,16 @@ bool wanted(const options& o, tensor_type t) {
     return false;
 }
 
-// --check: scalar against the active SIMD kernels on random blocks with special scales.
+// --check: scalar against the best SIMD kernels on random blocks with special scales.
 int check_mode(const options& o) {
-    const q::isa simd = q::active_isa();
-    if (simd == q::isa::scalar) die("--check: no SIMD kernels active (MINFER_QUANT_ISA or the CPU)");
+    // Whatever MINFER_QUANT_ISA says: the best SIMD set this build and CPU have.
+    q::isa simd = q::isa::scalar;
+    for (q::isa i : {q::isa::avx2, q::isa::avx512, q::isa::neon})
+        if (q::isa_supported(i)) simd = i;
+    if (simd == q::isa::scalar) {
+        std::puts("--check: no SIMD kernels in this build or on this CPU, nothing to compare");
+        return 0;
+    }
     static constexpr std::uint16_t specials[] = {0x0000, 0x8000, 0x0001, 0x8001, 0x03ff, 0x0400, 0x7bff, 0xfbff,
                                                  0x7c00, 0xfc00, 0x7e00, 0x7c01, 0xfe00, 0x7fff, 0x3c00, 0xbc00};
     std::mt19937_64 rng(42);
@@ -336,6 +367,8 @@ int check_mode(const options& o) {
 struct result_row {
     std::string type;
     double ggml = -1, ours = -1, scalar = -1;  // G values/s; -1: absent
+    double ggml_hot = -1, ours_hot = -1;        // the same on a slice that stays in L2
+    double bandwidth = -1;                      // f32 stores, timed in turn with the kernels
 };
 
 std::string fmt(double v, const char* f = "%.2f") {
@@ -402,45 +435,82 @@ int main(int argc, char** argv) {
         result_row r;
         r.type = name(t);
         const std::span<const std::byte> in = src.span();
+        // Each contender in turn with the others and with the store loop (see best_interleaved).
+        std::vector<std::function<void()>> fs = {
+            [&] { run_kernel(active, t, in, out.span()); },
+            [&] { run_kernel(q::isa::scalar, t, in, out.span()); },
+            [&] { store_loop(out.p, n); },
+        };
+        if (to_float != nullptr) fs.push_back([&] { to_float(src.p, out.p, static_cast<std::int64_t>(n)); });
+        const std::vector<double> best = best_interleaved(o.reps, fs);
+        r.ours = gvals / best[0];
+        r.scalar = gvals / best[1];
+        r.bandwidth = gvals / best[2];
+        if (to_float != nullptr) r.ggml = gvals / best[3];
+        // In cache: the first cache_values values converted over and over (the compute, not the memory).
+        const std::size_t hot = o.cache_values, loops = std::max<std::size_t>(1, n / hot);
+        const std::span<const std::byte> hot_in = in.first(q::bytes_for(t, hot));
+        const double hot_g = static_cast<double>(hot * loops) * 1e-9;
+        std::vector<std::function<void()>> hs = {[&] {
+            for (std::size_t k = 0; k < loops; ++k) run_kernel(active, t, hot_in, out.span().first(hot));
+        }};
         if (to_float != nullptr)
-            r.ggml = gvals / best_seconds(o.reps, [&] { to_float(src.p, out.p, static_cast<std::int64_t>(n)); });
-        r.ours = gvals / best_seconds(o.reps, [&] { run_kernel(active, t, in, out.span()); });
-        r.scalar = gvals / best_seconds(o.reps, [&] { run_kernel(q::isa::scalar, t, in, out.span()); });
+            hs.push_back([&] {
+                for (std::size_t k = 0; k < loops; ++k) to_float(src.p, out.p, static_cast<std::int64_t>(hot));
+            });
+        const std::vector<double> hot_best = best_interleaved(o.reps, hs);
+        r.ours_hot = hot_g / hot_best[0];
+        if (to_float != nullptr) r.ggml_hot = hot_g / hot_best[1];
         rows.push_back(r);
         std::fprintf(stderr, "  %-8s ggml %s  %s %s  scalar %s\n", r.type.c_str(), fmt(r.ggml).c_str(),
                      active_name.c_str(), fmt(r.ours).c_str(), fmt(r.scalar).c_str());
     }
 
-    // The table.
+    // The table. Bandwidth, fraction and target use the store loop timed in turn with the row's kernels.
     int missed = 0;
     const std::string active_col = active_name + " G/s";
-    const char* head[] = {"type", "ggml G/s", active_col.c_str(), "scalar G/s", "ours/ggml", "ours/bw",
-                          "target G/s", "result"};
     if (o.markdown) {
-        std::printf("\n| type | ggml G/s | %s | scalar G/s | ours/ggml | ours/bandwidth | target G/s | result |\n",
+        std::printf("\n| type | ggml G/s | %s | scalar G/s | ours/ggml | bandwidth G/s | ours/bandwidth | target G/s | result |\n",
                     active_col.c_str());
-        std::printf("|---|---:|---:|---:|---:|---:|---:|---|\n");
+        std::printf("|---|---:|---:|---:|---:|---:|---:|---:|---|\n");
     } else {
-        std::printf("\n%-8s %9s %9s %10s %9s %8s %10s  %s\n", head[0], head[1], head[2], head[3], head[4], head[5],
-                    head[6], head[7]);
+        std::printf("\n%-8s %9s %9s %10s %9s %9s %8s %10s  %s\n", "type", "ggml G/s", active_col.c_str(), "scalar G/s",
+                    "ours/ggml", "bw G/s", "ours/bw", "target G/s", "result");
     }
     for (const result_row& r : rows) {
-        const double target = r.ggml > 0 ? std::min(2 * r.ggml, 0.7 * bw) : 0.7 * bw;
+        const double rbw = r.bandwidth;
+        const double target = r.ggml > 0 ? std::min(2 * r.ggml, 0.7 * rbw) : 0.7 * rbw;
         const bool pass = r.ours >= target;
         if (!pass) ++missed;
         const std::string ratio = r.ggml > 0 ? fmt(r.ours / r.ggml, "%.2fx") : "-";
-        const std::string frac = fmt(r.ours / bw, "%.2f");
+        const std::string frac = fmt(r.ours / rbw, "%.2f");
         if (o.markdown)
-            std::printf("| %s | %s | %s | %s | %s | %s | %s | %s |\n", r.type.c_str(), fmt(r.ggml).c_str(),
-                        fmt(r.ours).c_str(), fmt(r.scalar).c_str(), ratio.c_str(), frac.c_str(), fmt(target).c_str(),
-                        pass ? "PASS" : "MISS");
+            std::printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.type.c_str(), fmt(r.ggml).c_str(),
+                        fmt(r.ours).c_str(), fmt(r.scalar).c_str(), ratio.c_str(), fmt(rbw).c_str(), frac.c_str(),
+                        fmt(target).c_str(), pass ? "PASS" : "MISS");
         else
-            std::printf("%-8s %9s %9s %10s %9s %8s %10s  %s\n", r.type.c_str(), fmt(r.ggml).c_str(), fmt(r.ours).c_str(),
-                        fmt(r.scalar).c_str(), ratio.c_str(), frac.c_str(), fmt(target).c_str(), pass ? "PASS" : "MISS");
+            std::printf("%-8s %9s %9s %10s %9s %9s %8s %10s  %s\n", r.type.c_str(), fmt(r.ggml).c_str(),
+                        fmt(r.ours).c_str(), fmt(r.scalar).c_str(), ratio.c_str(), fmt(rbw).c_str(), frac.c_str(),
+                        fmt(target).c_str(), pass ? "PASS" : "MISS");
     }
-    std::printf("\nbandwidth: %.2f G f32/s (32-byte stores), memset %.2f G f32/s; target = min(2 x ggml, 0.7 x bandwidth); "
-                "%d of %zu missed\n",
+    std::printf("\nbandwidth: f32 32-byte stores over the output, timed in turn with each row's kernels (alone at the "
+                "start: %.2f G f32/s; memset %.2f G f32/s); target = min(2 x ggml, 0.7 x bandwidth); %d of %zu missed\n",
                 bw, gvals / memset_s, missed, rows.size());
+
+    // In cache.
+    if (o.markdown)
+        std::printf("\nIn cache (%zu values, %zu KiB out, converted over and over):\n\n| type | ggml G/s | %s | ours/ggml |\n|---|---:|---:|---:|\n",
+                    o.cache_values, o.cache_values * 4 >> 10, active_col.c_str());
+    else
+        std::printf("\nin cache (%zu values, %zu KiB out, converted over and over):\n%-8s %9s %9s %9s\n", o.cache_values,
+                    o.cache_values * 4 >> 10, "type", "ggml G/s", active_col.c_str(), "ours/ggml");
+    for (const result_row& r : rows) {
+        const std::string ratio = r.ggml_hot > 0 ? fmt(r.ours_hot / r.ggml_hot, "%.2fx") : "-";
+        if (o.markdown)
+            std::printf("| %s | %s | %s | %s |\n", r.type.c_str(), fmt(r.ggml_hot).c_str(), fmt(r.ours_hot).c_str(), ratio.c_str());
+        else
+            std::printf("%-8s %9s %9s %9s\n", r.type.c_str(), fmt(r.ggml_hot).c_str(), fmt(r.ours_hot).c_str(), ratio.c_str());
+    }
 
     // Two threads against one on a larger tensor.
     const tensor_type scaling[] = {tensor_type::q4_0, tensor_type::q4_k, tensor_type::q8_0, tensor_type::iq2_xxs,

@@ -46,6 +46,11 @@ inline void put8_add(float* y, __m256i q, __m256 d, __m256 m) {
     _mm256_storeu_ps(y, _mm256_add_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(q), d), m));
 }
 
+// 8 bytes at p widened to 8 int32 straight from memory (one shuffle for 8 values; the nibble and
+// crumb formats then take two or four runs of values out of the same lanes with shifts).
+inline __m256i i8x8_at(const u8* p) { return _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))); }
+inline __m256i u8x8_at(const u8* p) { return _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))); }
+
 // 16 signed bytes -> 16 floats, q * d.
 inline void put16_i8(float* y, __m128i b, __m256 d) {
     put8(y, _mm256_cvtepi8_epi32(b), d);
@@ -55,15 +60,6 @@ inline void put16_i8(float* y, __m128i b, __m256 d) {
 inline void put32_i8(float* y, __m256i b, __m256 d) {
     put16_i8(y, _mm256_castsi256_si128(b), d);
     put16_i8(y + 16, _mm256_extracti128_si256(b, 1), d);
-}
-// 16 unsigned bytes -> q * d - m.
-inline void put16_u8_sub(float* y, __m128i b, __m256 d, __m256 m) {
-    put8_sub(y, _mm256_cvtepu8_epi32(b), d, m);
-    put8_sub(y + 8, _mm256_cvtepu8_epi32(_mm_srli_si128(b, 8)), d, m);
-}
-inline void put32_u8_sub(float* y, __m256i b, __m256 d, __m256 m) {
-    put16_u8_sub(y, _mm256_castsi256_si128(b), d, m);
-    put16_u8_sub(y + 16, _mm256_extracti128_si256(b, 1), d, m);
 }
 inline void put16_u8_add(float* y, __m128i b, __m256 d, __m256 m) {
     put8_add(y, _mm256_cvtepu8_epi32(b), d, m);
@@ -104,14 +100,12 @@ void k_f16(const u8* src, float* dst, std::size_t n) {
 
 void k_bf16(const u8* src, float* dst, std::size_t n) {
     std::size_t i = 0;
+    // Each u16 widened from memory becomes the upper half of a u32.
     for (; i + 16 <= n; i += 16) {
-        const __m256i w = load256(src + 2 * i);
-        const __m256i zero = _mm256_setzero_si256();
-        // Each u16 becomes the upper half of a u32: interleave zeros below it (per 128-bit lane).
-        const __m256i lo = _mm256_unpacklo_epi16(zero, w), hi = _mm256_unpackhi_epi16(zero, w);
-        // lo holds values 0-3 | 8-11, hi 4-7 | 12-15.
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i), _mm256_permute2x128_si256(lo, hi, 0x20));
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i + 8), _mm256_permute2x128_si256(lo, hi, 0x31));
+        const __m256i a = _mm256_cvtepu16_epi32(load128(src + 2 * i));
+        const __m256i b = _mm256_cvtepu16_epi32(load128(src + 2 * i + 16));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i), _mm256_slli_epi32(a, 16));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i + 8), _mm256_slli_epi32(b, 16));
     }
     for (; i < n; ++i) {
         const std::uint32_t b = static_cast<std::uint32_t>(src[2 * i] | (src[2 * i + 1] << 8)) << 16;
@@ -162,17 +156,30 @@ void k_i32(const u8* src, float* dst, std::size_t n) {
 
 // ---- 32-value blocks ----
 
-// q4_0: d, 16 bytes of nibbles; (nibble - 8) * d.
+// q4_0: d, 16 bytes of nibbles (low: values 0..15, high: 16..31); (nibble - 8) * d.
 void k_q4_0(const u8* src, float* dst, std::size_t n) {
-    const __m256i eight = _mm256_set1_epi8(8);
-    for (std::size_t b = 0; b < n; ++b, src += 18, dst += 32)
-        put32_i8(dst, _mm256_sub_epi8(nibbles32(src + 2), eight), _mm256_set1_ps(f16_at(src)));
+    const __m256i m4 = _mm256_set1_epi32(0x0f), eight = _mm256_set1_epi32(8);
+    for (std::size_t b = 0; b < n; ++b, src += 18, dst += 32) {
+        const __m256 d = _mm256_set1_ps(f16_at(src));
+        for (int k = 0; k < 2; ++k) {
+            const __m256i v = u8x8_at(src + 2 + 8 * k);
+            put8(dst + 8 * k, _mm256_sub_epi32(_mm256_and_si256(v, m4), eight), d);
+            put8(dst + 16 + 8 * k, _mm256_sub_epi32(_mm256_srli_epi32(v, 4), eight), d);
+        }
+    }
 }
 
 // q4_1: d, m, 16 bytes of nibbles; nibble * d + m.
 void k_q4_1(const u8* src, float* dst, std::size_t n) {
-    for (std::size_t b = 0; b < n; ++b, src += 20, dst += 32)
-        put32_u8_add(dst, nibbles32(src + 4), _mm256_set1_ps(f16_at(src)), _mm256_set1_ps(f16_at(src + 2)));
+    const __m256i m4 = _mm256_set1_epi32(0x0f);
+    for (std::size_t b = 0; b < n; ++b, src += 20, dst += 32) {
+        const __m256 d = _mm256_set1_ps(f16_at(src)), m = _mm256_set1_ps(f16_at(src + 2));
+        for (int k = 0; k < 2; ++k) {
+            const __m256i v = u8x8_at(src + 4 + 8 * k);
+            put8_add(dst + 8 * k, _mm256_and_si256(v, m4), d, m);
+            put8_add(dst + 16 + 8 * k, _mm256_srli_epi32(v, 4), d, m);
+        }
+    }
 }
 
 // q5_0: d, 32 high bits, 16 bytes of nibbles; (nibble | high << 4) - 16, times d.
@@ -200,7 +207,10 @@ void k_q5_1(const u8* src, float* dst, std::size_t n) {
 
 // q8_0: d, 32 int8; q * d.
 void k_q8_0(const u8* src, float* dst, std::size_t n) {
-    for (std::size_t b = 0; b < n; ++b, src += 34, dst += 32) put32_i8(dst, load256(src + 2), _mm256_set1_ps(f16_at(src)));
+    for (std::size_t b = 0; b < n; ++b, src += 34, dst += 32) {
+        const __m256 d = _mm256_set1_ps(f16_at(src));
+        for (int k = 0; k < 4; ++k) put8(dst + 8 * k, i8x8_at(src + 2 + 8 * k), d);
+    }
 }
 
 // iq4_nl: d, nibbles indexing the 16 non-uniform levels.
@@ -296,23 +306,25 @@ inline void scales16(float* out, __m128i s8, float d) {
 }
 
 // q2_K: scales[16] (low nibble: scale, high: min), qs[64], d, dmin. Value: (d*sc) * q - (dmin*m).
+// Per 128 values, byte l of 32 holds the quants of values l, 32+l, 64+l, 96+l (2 bits each).
 void k_q2_k(const u8* src, float* dst, std::size_t n) {
     const __m128i m4 = _mm_set1_epi8(0x0f);
-    const __m256i three = _mm256_set1_epi8(3);
+    const __m256i three = _mm256_set1_epi32(3);
     alignas(32) float dl[16], ml[16];
     for (std::size_t b = 0; b < n; ++b, src += 84, dst += 256) {
         const __m128i sc = load128(src);
         scales16(dl, _mm_and_si128(sc, m4), f16_at(src + 80));
         scales16(ml, _mm_and_si128(_mm_srli_epi16(sc, 4), m4), f16_at(src + 82));
-        float* y = dst;
-        int is = 0;
         for (int half = 0; half < 2; ++half) {
-            const __m256i qv = load256(src + 16 + 32 * half);
-            for (int shift = 0; shift < 8; shift += 2, is += 2, y += 32) {
-                const __m256i q = _mm256_and_si256(_mm256_srli_epi16(qv, shift), three);
-                put16_u8_sub(y, _mm256_castsi256_si128(q), _mm256_set1_ps(dl[is]), _mm256_set1_ps(ml[is]));
-                put16_u8_sub(y + 16, _mm256_extracti128_si256(q, 1), _mm256_set1_ps(dl[is + 1]),
-                             _mm256_set1_ps(ml[is + 1]));
+            const u8* q = src + 16 + 32 * half;
+            float* y = dst + 128 * half;
+            for (int k = 0; k < 4; ++k) {
+                const __m256i v = u8x8_at(q + 8 * k);
+                for (int s = 0; s < 4; ++s) {
+                    const int is = 8 * half + 2 * s + k / 2;
+                    put8_sub(y + 32 * s + 8 * k, _mm256_and_si256(_mm256_srli_epi32(v, 2 * s), three),
+                             _mm256_broadcast_ss(dl + is), _mm256_broadcast_ss(ml + is));
+                }
             }
         }
     }
@@ -320,65 +332,75 @@ void k_q2_k(const u8* src, float* dst, std::size_t n) {
 
 // q3_K: hmask[32], qs[64], 12 bytes of 6-bit scales, d. Value: (d * (sc - 32)) * (q - (high bit ? 0 : 4)).
 void k_q3_k(const u8* src, float* dst, std::size_t n) {
-    const __m256i three = _mm256_set1_epi8(3), four = _mm256_set1_epi8(4);
+    const __m256i three = _mm256_set1_epi32(3), four = _mm256_set1_epi32(4);
     alignas(32) float dl[16];
     for (std::size_t b = 0; b < n; ++b, src += 110, dst += 256) {
         // The 16 6-bit scales: low 4 bits from bytes 0..7, high 2 bits from bytes 8..11.
         std::uint32_t a[3];
         std::memcpy(a, src + 96, 12);
         const std::uint32_t k1 = 0x03030303u, k2 = 0x0f0f0f0fu;
-        std::uint32_t s[4];
-        s[0] = (a[0] & k2) | (((a[2] >> 0) & k1) << 4);
-        s[1] = (a[1] & k2) | (((a[2] >> 2) & k1) << 4);
-        s[2] = ((a[0] >> 4) & k2) | (((a[2] >> 4) & k1) << 4);
-        s[3] = ((a[1] >> 4) & k2) | (((a[2] >> 6) & k1) << 4);
-        const __m128i sc = _mm_sub_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s)), _mm_set1_epi8(32));
+        // Built in registers (four narrow stores read back as one vector would stall the load).
+        const __m128i s = _mm_set_epi32(static_cast<int>(((a[1] >> 4) & k2) | (((a[2] >> 6) & k1) << 4)),
+                                        static_cast<int>(((a[0] >> 4) & k2) | (((a[2] >> 4) & k1) << 4)),
+                                        static_cast<int>((a[1] & k2) | (((a[2] >> 2) & k1) << 4)),
+                                        static_cast<int>((a[0] & k2) | ((a[2] & k1) << 4)));
+        const __m128i sc = _mm_sub_epi8(s, _mm_set1_epi8(32));
         scales16(dl, sc, f16_at(src + 108));
-        const __m256i hm = load256(src);
-        float* y = dst;
-        int is = 0;
+        // Per 128 values, byte l of 32 holds the low 2 bits of values l, 32+l, 64+l, 96+l; bit
+        // 4*half + j of hmask[l] is the high bit of value 32j + l of that half (clear: minus 4).
+        const __m256i one = _mm256_set1_epi32(1);
+        __m256i hm[4];
+        for (int k = 0; k < 4; ++k) hm[k] = u8x8_at(src + 8 * k);
         for (int half = 0; half < 2; ++half) {
-            const __m256i qv = load256(src + 32 + 32 * half);
-            for (int j = 0; j < 4; ++j, is += 2, y += 32) {
-                const __m256i bit = _mm256_set1_epi8(static_cast<char>(1 << (4 * half + j)));
-                const __m256i clear = _mm256_cmpeq_epi8(_mm256_and_si256(hm, bit), _mm256_setzero_si256());
-                const __m256i q = _mm256_sub_epi8(_mm256_and_si256(_mm256_srli_epi16(qv, 2 * j), three),
-                                                  _mm256_and_si256(clear, four));
-                put16_i8(y, _mm256_castsi256_si128(q), _mm256_set1_ps(dl[is]));
-                put16_i8(y + 16, _mm256_extracti128_si256(q, 1), _mm256_set1_ps(dl[is + 1]));
+            const u8* q = src + 32 + 32 * half;
+            float* y = dst + 128 * half;
+            for (int k = 0; k < 4; ++k) {
+                const __m256i v = u8x8_at(q + 8 * k);
+                for (int j = 0; j < 4; ++j) {
+                    const __m256i high = _mm256_and_si256(_mm256_srli_epi32(hm[k], 4 * half + j), one);
+                    const __m256i qv = _mm256_sub_epi32(_mm256_and_si256(_mm256_srli_epi32(v, 2 * j), three),
+                                                        _mm256_sub_epi32(four, _mm256_slli_epi32(high, 2)));
+                    put8(y + 32 * j + 8 * k, qv, _mm256_broadcast_ss(dl + 8 * half + 2 * j + k / 2));
+                }
             }
         }
     }
 }
 
-// The 8 6-bit scales and 8 6-bit mins of q4_K / q5_K (12 bytes), as ggml's get_scale_min_k4.
-inline void scale_min_k4(const u8* q, int* sc, int* mn) {
-    for (int j = 0; j < 4; ++j) {
-        sc[j] = q[j] & 63;
-        mn[j] = q[j + 4] & 63;
-    }
-    for (int j = 4; j < 8; ++j) {
-        sc[j] = (q[j + 4] & 0xf) | ((q[j - 4] >> 6) << 4);
-        mn[j] = (q[j + 4] >> 4) | ((q[j] >> 6) << 4);
-    }
+// The 8 sub-block scales d * sc[k] and mins dmin * mn[k] of a q4_K / q5_K block, into dl and ml
+// (kept in memory so that each is broadcast by a load, not a shuffle). The 6-bit values are
+// unpacked four at a time in 32-bit words (what get_scale_min_k4 does one by one): sc 0-3 and
+// mn 0-3 are the low 6 bits of bytes 0-3 and 4-7; sc 4-7 and mn 4-7 take their low 4 bits from
+// bytes 8-11 (low, high nibble) and their top 2 bits from the top of bytes 0-3 and 4-7.
+inline void scales_mins_k4(const u8* block, float* dl, float* ml) {
+    std::uint32_t a[3];
+    std::memcpy(a, block + 4, 12);
+    const std::uint32_t six = 0x3f3f3f3fu, four = 0x0f0f0f0fu, two = 0x03030303u;
+    const std::uint64_t sc = (a[0] & six) | static_cast<std::uint64_t>((a[2] & four) | (((a[0] >> 6) & two) << 4)) << 32;
+    const std::uint64_t mn =
+        (a[1] & six) | static_cast<std::uint64_t>(((a[2] >> 4) & four) | (((a[1] >> 6) & two) << 4)) << 32;
+    const __m256 scf = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_cvtsi64_si128(static_cast<long long>(sc))));
+    const __m256 mnf = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_cvtsi64_si128(static_cast<long long>(mn))));
+    _mm256_store_ps(dl, _mm256_mul_ps(_mm256_set1_ps(f16_at(block)), scf));
+    _mm256_store_ps(ml, _mm256_mul_ps(_mm256_set1_ps(f16_at(block + 2)), mnf));
 }
 
 // q4_K: d, dmin, 12 bytes of scales/mins, 128 bytes of nibbles (per 64 values: 32 low, 32 high).
 void k_q4_k(const u8* src, float* dst, std::size_t n) {
-    const __m256i m4 = _mm256_set1_epi8(0x0f);
+    const __m256i m4 = _mm256_set1_epi32(0x0f);
     for (std::size_t b = 0; b < n; ++b, src += 144, dst += 256) {
-        const float d = f16_at(src), dmin = f16_at(src + 2);
-        int sc[8], mn[8];
-        scale_min_k4(src + 4, sc, mn);
+        alignas(32) float dl[8], ml[8];
+        scales_mins_k4(src, dl, ml);
         const u8* q = src + 16;
         for (int j = 0; j < 4; ++j, q += 32) {
-            const __m256i qv = load256(q);
             float* y = dst + 64 * j;
-            put32_u8_sub(y, _mm256_and_si256(qv, m4), _mm256_set1_ps(d * static_cast<float>(sc[2 * j])),
-                         _mm256_set1_ps(dmin * static_cast<float>(mn[2 * j])));
-            put32_u8_sub(y + 32, _mm256_and_si256(_mm256_srli_epi16(qv, 4), m4),
-                         _mm256_set1_ps(d * static_cast<float>(sc[2 * j + 1])),
-                         _mm256_set1_ps(dmin * static_cast<float>(mn[2 * j + 1])));
+            const __m256 d1 = _mm256_broadcast_ss(dl + 2 * j), m1 = _mm256_broadcast_ss(ml + 2 * j);
+            const __m256 d2 = _mm256_broadcast_ss(dl + 2 * j + 1), m2 = _mm256_broadcast_ss(ml + 2 * j + 1);
+            for (int k = 0; k < 4; ++k) {
+                const __m256i v = u8x8_at(q + 8 * k);
+                put8_sub(y + 8 * k, _mm256_and_si256(v, m4), d1, m1);
+                put8_sub(y + 32 + 8 * k, _mm256_srli_epi32(v, 4), d2, m2);
+            }
         }
     }
 }
@@ -386,52 +408,53 @@ void k_q4_k(const u8* src, float* dst, std::size_t n) {
 // q5_K: as q4_K with qh[32]: bit 2j of qh[l] is the fifth bit of low nibble l of the j-th 64, bit
 // 2j+1 of the high nibble's.
 void k_q5_k(const u8* src, float* dst, std::size_t n) {
-    const __m256i m4 = _mm256_set1_epi8(0x0f), sixteen = _mm256_set1_epi8(16);
+    const __m256i m4 = _mm256_set1_epi32(0x0f), sixteen = _mm256_set1_epi32(16);
     for (std::size_t b = 0; b < n; ++b, src += 176, dst += 256) {
-        const float d = f16_at(src), dmin = f16_at(src + 2);
-        int sc[8], mn[8];
-        scale_min_k4(src + 4, sc, mn);
-        const __m256i qh = load256(src + 16);
+        alignas(32) float dl[8], ml[8];
+        scales_mins_k4(src, dl, ml);
+        // The fifth bits, moved to bit 4: for the j-th 64 values, bit 2j (low) and 2j+1 (high).
+        __m256i h[4];
+        for (int k = 0; k < 4; ++k) h[k] = _mm256_slli_epi32(u8x8_at(src + 16 + 8 * k), 4);
         const u8* q = src + 48;
         for (int j = 0; j < 4; ++j, q += 32) {
-            const __m256i qv = load256(q);
-            const __m256i u1 = _mm256_set1_epi8(static_cast<char>(1 << (2 * j)));
-            const __m256i u2 = _mm256_set1_epi8(static_cast<char>(2 << (2 * j)));
-            const __m256i h1 = _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(qh, u1), u1), sixteen);
-            const __m256i h2 = _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(qh, u2), u2), sixteen);
             float* y = dst + 64 * j;
-            put32_u8_sub(y, _mm256_or_si256(_mm256_and_si256(qv, m4), h1),
-                         _mm256_set1_ps(d * static_cast<float>(sc[2 * j])),
-                         _mm256_set1_ps(dmin * static_cast<float>(mn[2 * j])));
-            put32_u8_sub(y + 32, _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(qv, 4), m4), h2),
-                         _mm256_set1_ps(d * static_cast<float>(sc[2 * j + 1])),
-                         _mm256_set1_ps(dmin * static_cast<float>(mn[2 * j + 1])));
+            const __m256 d1 = _mm256_broadcast_ss(dl + 2 * j), m1 = _mm256_broadcast_ss(ml + 2 * j);
+            const __m256 d2 = _mm256_broadcast_ss(dl + 2 * j + 1), m2 = _mm256_broadcast_ss(ml + 2 * j + 1);
+            for (int k = 0; k < 4; ++k) {
+                const __m256i v = u8x8_at(q + 8 * k);
+                const __m256i h1 = _mm256_and_si256(_mm256_srli_epi32(h[k], 2 * j), sixteen);
+                const __m256i h2 = _mm256_and_si256(_mm256_srli_epi32(h[k], 2 * j + 1), sixteen);
+                put8_sub(y + 8 * k, _mm256_or_si256(_mm256_and_si256(v, m4), h1), d1, m1);
+                put8_sub(y + 32 + 8 * k, _mm256_or_si256(_mm256_srli_epi32(v, 4), h2), d2, m2);
+            }
         }
     }
 }
 
 // q6_K: ql[128], qh[64], int8 scales[16], d. Value: (d * sc) * q, q = (4 low | 2 high bits) - 32.
 void k_q6_k(const u8* src, float* dst, std::size_t n) {
-    const __m256i m4 = _mm256_set1_epi8(0x0f), m2 = _mm256_set1_epi8(0x30), off = _mm256_set1_epi8(32);
+    const __m256i m4 = _mm256_set1_epi32(0x0f), m2 = _mm256_set1_epi32(0x30), off = _mm256_set1_epi32(32);
     alignas(32) float ds[16];
     for (std::size_t b = 0; b < n; ++b, src += 210, dst += 256) {
         scales16(ds, load128(src + 192), f16_at(src + 208));
+        // Per 128 values: ql[l] holds the low 4 bits of values l (low nibble) and 64+l (high),
+        // ql[32+l] those of 32+l and 96+l; qh[l] their top 2 bits, in that order from bit 0.
         for (int h = 0; h < 2; ++h) {
-            const __m256i l0 = load256(src + 64 * h), l1 = load256(src + 64 * h + 32);
-            const __m256i qh = load256(src + 128 + 32 * h);
-            // High bits moved to bit 4-5 of each byte.
-            const __m256i q1 = _mm256_or_si256(_mm256_and_si256(l0, m4), _mm256_and_si256(_mm256_slli_epi16(qh, 4), m2));
-            const __m256i q2 = _mm256_or_si256(_mm256_and_si256(l1, m4), _mm256_and_si256(_mm256_slli_epi16(qh, 2), m2));
-            const __m256i q3 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4), _mm256_and_si256(qh, m2));
-            const __m256i q4 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4),
-                                               _mm256_and_si256(_mm256_srli_epi16(qh, 2), m2));
-            const __m256i qs[4] = {q1, q2, q3, q4};
+            const u8* ql = src + 64 * h;
+            const u8* qh = src + 128 + 32 * h;
+            const float* sc = ds + 8 * h;
             float* y = dst + 128 * h;
-            const float* s = ds + 8 * h;
             for (int k = 0; k < 4; ++k) {
-                const __m256i v = _mm256_sub_epi8(qs[k], off);
-                put16_i8(y + 32 * k, _mm256_castsi256_si128(v), _mm256_set1_ps(s[2 * k]));
-                put16_i8(y + 32 * k + 16, _mm256_extracti128_si256(v, 1), _mm256_set1_ps(s[2 * k + 1]));
+                const __m256i a = u8x8_at(ql + 8 * k), c = u8x8_at(ql + 32 + 8 * k), hh = u8x8_at(qh + 8 * k);
+                const __m256i q1 = _mm256_or_si256(_mm256_and_si256(a, m4), _mm256_and_si256(_mm256_slli_epi32(hh, 4), m2));
+                const __m256i q2 = _mm256_or_si256(_mm256_and_si256(c, m4), _mm256_and_si256(_mm256_slli_epi32(hh, 2), m2));
+                const __m256i q3 = _mm256_or_si256(_mm256_srli_epi32(a, 4), _mm256_and_si256(hh, m2));
+                const __m256i q4 = _mm256_or_si256(_mm256_srli_epi32(c, 4), _mm256_and_si256(_mm256_srli_epi32(hh, 2), m2));
+                const int is = k / 2;
+                put8(y + 8 * k, _mm256_sub_epi32(q1, off), _mm256_broadcast_ss(sc + is));
+                put8(y + 32 + 8 * k, _mm256_sub_epi32(q2, off), _mm256_broadcast_ss(sc + is + 2));
+                put8(y + 64 + 8 * k, _mm256_sub_epi32(q3, off), _mm256_broadcast_ss(sc + is + 4));
+                put8(y + 96 + 8 * k, _mm256_sub_epi32(q4, off), _mm256_broadcast_ss(sc + is + 6));
             }
         }
     }
@@ -443,7 +466,7 @@ void k_q8_k(const u8* src, float* dst, std::size_t n) {
         float df;
         std::memcpy(&df, src, 4);
         const __m256 d = _mm256_set1_ps(df);
-        for (int k = 0; k < 8; ++k) put32_i8(dst + 32 * k, load256(src + 4 + 32 * k), d);
+        for (int k = 0; k < 32; ++k) put8(dst + 8 * k, i8x8_at(src + 4 + 8 * k), d);
     }
 }
 
