@@ -146,6 +146,9 @@ void fill_own(const type_row& row, std::span<std::byte> out, std::mt19937_64& rn
 // quantize slowly), repeated to the full size.
 bool fill_ggml(const llama_lib* lib, tensor_type t, std::span<std::byte> out, std::size_t n_values) {
     if (lib == nullptr || is_plain(t) || t == tensor_type::q8_k) return false;
+    // An older library may not know the type (its quantizer would abort): our own data then.
+    const auto* tt = lib->type_traits(id(t));
+    if (tt == nullptr || tt->to_float == nullptr) return false;
     constexpr std::size_t per_row = 4096;
     const std::size_t chunk = std::min<std::size_t>(n_values, std::size_t{1} << 19);
     std::vector<float> src(chunk);
@@ -337,6 +340,19 @@ int check_mode(const options& o) {
         if (t == tensor_type::f16 || t == tensor_type::bf16)
             for (std::size_t k = 0; k < std::size(specials); ++k) put16(src.data() + k * 2, specials[k]);
         std::vector<float> a(blocks * tr->block_elems), b(blocks * tr->block_elems);
+        // Short runs first (the plain types' tails after their 8- or 16-value steps), at an
+        // unaligned offset, then the whole buffer.
+        if (tr->block_elems == 1)
+            for (std::size_t len = 1; len <= 40 && len + 3 <= blocks; ++len) {
+                const std::span<const std::byte> part(src.data() + 3 * tr->block_bytes, len * tr->block_bytes);
+                std::vector<float> pa(len), pb(len);
+                run_kernel(q::isa::scalar, t, part, pa);
+                run_kernel(simd, t, part, pb);
+                if (first_difference(pa.data(), pb.data(), len) != len) {
+                    std::printf("%-8s MISMATCH on a run of %zu values\n", name(t).c_str(), len);
+                    ++failures;
+                }
+            }
         run_kernel(q::isa::scalar, t, src, a);
         run_kernel(simd, t, src, b);
         std::size_t nan_payload = 0;

@@ -10,8 +10,13 @@
 // scales widen with F16C, which is exact for every non-NaN f16; a NaN comes out quiet with its
 // payload, as ggml's software conversion gives it.
 //
-// The kernels are bound by the stores of their f32 output, so the shape of each is plain: unpack
-// 8, 16 or 32 quants into bytes, widen 8 at a time to int32, convert, scale, store unaligned.
+// Shape: 8 values per step (one 256-bit store). Where the quants are whole bytes or fields of
+// bytes, 8 bytes are widened to int32 lanes straight from memory (vpmovzxbd: one shuffle), and
+// every field of those bytes (both nibbles, four crumbs, the high bits) is taken out of the same
+// lanes with shifts and masks, so a byte is widened once however many values it holds. Lookup
+// formats (iq4_nl, mxfp4, nvfp4) map 32 nibbles through pshufb first. Sub-block scales are made
+// as one vector (d times 8 or 16 integer scales) and broadcast from memory. Outside the cache the
+// kernels run at the f32 store bandwidth (bench/bench_quant.cpp measures both).
 #include <immintrin.h>
 
 #include <cstring>
@@ -61,30 +66,13 @@ inline void put32_i8(float* y, __m256i b, __m256 d) {
     put16_i8(y, _mm256_castsi256_si128(b), d);
     put16_i8(y + 16, _mm256_extracti128_si256(b, 1), d);
 }
-inline void put16_u8_add(float* y, __m128i b, __m256 d, __m256 m) {
-    put8_add(y, _mm256_cvtepu8_epi32(b), d, m);
-    put8_add(y + 8, _mm256_cvtepu8_epi32(_mm_srli_si128(b, 8)), d, m);
-}
-inline void put32_u8_add(float* y, __m256i b, __m256 d, __m256 m) {
-    put16_u8_add(y, _mm256_castsi256_si128(b), d, m);
-    put16_u8_add(y + 16, _mm256_extracti128_si256(b, 1), d, m);
-}
 
 // The 16 bytes of 32 packed nibbles as 32 bytes: low nibbles (elements 0..15) then high ones
-// (16..31), the order of q4_0, q4_1, iq4_nl, mxfp4.
+// (16..31), the order of iq4_nl and mxfp4 (indices for a pshufb lookup).
 inline __m256i nibbles32(const u8* qs) {
     const __m128i b = load128(qs);
     const __m128i m = _mm_set1_epi8(0x0f);
     return _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(b, 4), m), _mm_and_si128(b, m));
-}
-
-// Bit i of the 32 bits `bits` as byte i (0x00 or 0xff).
-inline __m256i bits_to_bytes(std::uint32_t bits) {
-    const __m256i spread = _mm256_shuffle_epi8(_mm256_set1_epi32(static_cast<int>(bits)),
-                                               _mm256_set_epi64x(0x0303030303030303, 0x0202020202020202,
-                                                                 0x0101010101010101, 0x0000000000000000));
-    const __m256i select = _mm256_set1_epi64x(static_cast<long long>(0x8040201008040201ull));
-    return _mm256_cmpeq_epi8(_mm256_and_si256(spread, select), select);
 }
 
 // ---- plain types ----
@@ -182,26 +170,44 @@ void k_q4_1(const u8* src, float* dst, std::size_t n) {
     }
 }
 
+// The fifth bits of q5_0 / q5_1 (bit e of qh for value e) as 16 or 0 in the lanes of values
+// first..first+7.
+inline __m256i fifth_bits(__m256i qh, int first) {
+    const __m256i select = _mm256_sllv_epi32(_mm256_set1_epi32(1), _mm256_add_epi32(_mm256_set1_epi32(first),
+                                                                                     _mm256_set_epi32(7, 6, 5, 4, 3, 2, 1, 0)));
+    return _mm256_and_si256(_mm256_cmpeq_epi32(_mm256_and_si256(qh, select), select), _mm256_set1_epi32(16));
+}
+
 // q5_0: d, 32 high bits, 16 bytes of nibbles; (nibble | high << 4) - 16, times d.
 void k_q5_0(const u8* src, float* dst, std::size_t n) {
-    const __m256i sixteen = _mm256_set1_epi8(16);
+    const __m256i m4 = _mm256_set1_epi32(0x0f), sixteen = _mm256_set1_epi32(16);
     for (std::size_t b = 0; b < n; ++b, src += 22, dst += 32) {
-        std::uint32_t qh;
-        std::memcpy(&qh, src + 2, 4);
-        const __m256i high = _mm256_and_si256(bits_to_bytes(qh), sixteen);
-        put32_i8(dst, _mm256_sub_epi8(_mm256_or_si256(nibbles32(src + 6), high), sixteen), _mm256_set1_ps(f16_at(src)));
+        std::uint32_t bits;
+        std::memcpy(&bits, src + 2, 4);
+        const __m256i qh = _mm256_set1_epi32(static_cast<int>(bits));
+        const __m256 d = _mm256_set1_ps(f16_at(src));
+        for (int k = 0; k < 2; ++k) {
+            const __m256i v = u8x8_at(src + 6 + 8 * k);
+            put8(dst + 8 * k, _mm256_sub_epi32(_mm256_or_si256(_mm256_and_si256(v, m4), fifth_bits(qh, 8 * k)), sixteen), d);
+            put8(dst + 16 + 8 * k,
+                 _mm256_sub_epi32(_mm256_or_si256(_mm256_srli_epi32(v, 4), fifth_bits(qh, 16 + 8 * k)), sixteen), d);
+        }
     }
 }
 
 // q5_1: d, m, 32 high bits, nibbles; (nibble | high << 4) * d + m.
 void k_q5_1(const u8* src, float* dst, std::size_t n) {
-    const __m256i sixteen = _mm256_set1_epi8(16);
+    const __m256i m4 = _mm256_set1_epi32(0x0f);
     for (std::size_t b = 0; b < n; ++b, src += 24, dst += 32) {
-        std::uint32_t qh;
-        std::memcpy(&qh, src + 4, 4);
-        const __m256i high = _mm256_and_si256(bits_to_bytes(qh), sixteen);
-        put32_u8_add(dst, _mm256_or_si256(nibbles32(src + 8), high), _mm256_set1_ps(f16_at(src)),
-                     _mm256_set1_ps(f16_at(src + 2)));
+        std::uint32_t bits;
+        std::memcpy(&bits, src + 4, 4);
+        const __m256i qh = _mm256_set1_epi32(static_cast<int>(bits));
+        const __m256 d = _mm256_set1_ps(f16_at(src)), m = _mm256_set1_ps(f16_at(src + 2));
+        for (int k = 0; k < 2; ++k) {
+            const __m256i v = u8x8_at(src + 8 + 8 * k);
+            put8_add(dst + 8 * k, _mm256_or_si256(_mm256_and_si256(v, m4), fifth_bits(qh, 8 * k)), d, m);
+            put8_add(dst + 16 + 8 * k, _mm256_or_si256(_mm256_srli_epi32(v, 4), fifth_bits(qh, 16 + 8 * k)), d, m);
+        }
     }
 }
 
