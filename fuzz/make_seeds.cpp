@@ -1,5 +1,6 @@
 // Writes the seed corpus with the project's writer: one folder per fuzz target.
-//   make_seeds <out-dir>   →  <out-dir>/parse/*.gguf, <out-dir>/access/*, <out-dir>/split/*
+//   make_seeds <out-dir>   →  <out-dir>/parse/*.gguf, <out-dir>/access/*, <out-dir>/split/*,
+//                             <out-dir>/journal/*, <out-dir>/quant/*
 #include <array>
 #include <cstdio>
 #include <filesystem>
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include "minfer/gguf_write/writer.hpp"
+#include "minfer/quant/dequantize.hpp"
 #include "journal_model.hpp"
 
 namespace fs = std::filesystem;
@@ -85,6 +87,23 @@ std::vector<std::byte> split_input(std::uint32_t n) {
     }
     return all;
 }
+// fuzz_quant's seeds: for the k-th convertible type (in id order, fuzz_quant's rule) the byte k,
+// then a few blocks of the byte pattern, and blocks whose every even-offset u16 is f16 1.0 (so the
+// values are finite and the fuzzer starts from ordinary scales as well as odd ones).
+void quant_seeds(const fs::path& dir) {
+    unsigned k = 0;
+    for (std::uint32_t id = 0; id < gguf::tensor_type_count; ++id) {
+        const auto t = static_cast<gguf::tensor_type>(id);
+        if (!minfer::quant::can_dequantize(t)) continue;
+        const std::string selector(1, static_cast<char>(k++));
+        const std::size_t block = gguf::traits(t)->block_bytes;
+        std::string name(gguf::to_string(t));
+        save(dir / (name + "-pattern.bin"), pattern(3 * block), selector);
+        std::vector<std::byte> ones(2 * block);
+        for (std::size_t i = 0; i + 1 < ones.size(); i += 2) ones[i + 1] = std::byte{0x3c};
+        save(dir / (name + "-ones.bin"), ones, selector);
+    }
+}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -93,7 +112,7 @@ int main(int argc, char** argv) {
         return 2;
     }
     const fs::path out(argv[1]);
-    for (const char* d : {"parse", "access", "split", "journal"}) fs::create_directories(out / d);
+    for (const char* d : {"parse", "access", "split", "journal", "quant"}) fs::create_directories(out / d);
     const std::vector<std::pair<std::string, std::vector<std::byte>>> files{
         {"empty", bytes_of(gguf::writer{})},
         {"values", bytes_of(all_values())},
@@ -121,6 +140,7 @@ int main(int argc, char** argv) {
             save(out / "journal" / ("journal-" + std::to_string(int(flags)) + ".bin"), j, std::string_view(&flags, 1));
         save(out / "journal" / "short.bin", std::vector<std::byte>(12), std::string_view("\1", 1));
     }
+    quant_seeds(out / "quant");
     std::printf("make_seeds: wrote %zu files per target to %s\n", files.size(), out.c_str());
     return 0;
 }

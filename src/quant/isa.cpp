@@ -1,5 +1,8 @@
 // Choosing the kernels: what the build has, what the CPU can run, what MINFER_QUANT_ISA asks for.
 #include <atomic>
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -10,13 +13,21 @@
 namespace minfer::quant {
 namespace {
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+// clang before 16 rejects __builtin_cpu_supports("f16c"): ask CPUID leaf 1 (ECX bit 29) directly.
+bool has_f16c() noexcept {
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    return __get_cpuid(1, &a, &b, &c, &d) != 0 && (c & bit_F16C) != 0;
+}
+#endif
+
 bool cpu_has(isa i) noexcept {
     switch (i) {
         case isa::scalar: return true;
         case isa::avx2:
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
             // avx2.cpp is compiled with -mavx2 -mf16c -mbmi2 (never -mfma: see kernels.hpp).
-            return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c") &&
+            return __builtin_cpu_supports("avx2") && has_f16c() &&
                    __builtin_cpu_supports("bmi2");
 #else
             return false;
