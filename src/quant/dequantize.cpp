@@ -2,6 +2,7 @@
 #include "minfer/quant/dequantize.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <atomic>
 #include <cstring>
 #include <new>
@@ -47,10 +48,22 @@ result<void> check(tensor_type type, std::uint64_t src_bytes, std::uint64_t n_va
 }
 
 void run(const detail::kernel_table& table, tensor_type type, const std::byte* src, float* dst, std::uint64_t blocks) {
+    if (blocks == 0) return;
     const auto id = static_cast<std::uint32_t>(type);
+    const auto* in = reinterpret_cast<const std::uint8_t*>(src);
+    const auto n = static_cast<std::size_t>(blocks);
+    // A large output goes to memory with non-temporal stores (it would not stay in cache anyway);
+    // they need 16-byte alignment, which any malloc'ed buffer has.
+    const std::uint64_t out_bytes = blocks * gguf::traits(type)->block_elems * sizeof(float);
+    if (table.streaming[id] != nullptr && out_bytes >= detail::stream_min_bytes &&
+        reinterpret_cast<std::uintptr_t>(dst) % 16 == 0) {
+        table.streaming[id](in, dst, n);
+        table.store_fence();
+        return;
+    }
     detail::block_kernel k = table.by_type[id];
     if (k == nullptr) k = detail::scalar_kernels().by_type[id];
-    if (blocks > 0) k(reinterpret_cast<const std::uint8_t*>(src), dst, static_cast<std::size_t>(blocks));
+    k(in, dst, n);
 }
 
 }  // namespace
@@ -125,10 +138,13 @@ result<void> dequantize_parallel(tensor_type type, std::span<const std::byte> sr
         run(table, type, src.data(), dst.data(), blocks);
         return {};
     }
-    // Thread k converts blocks [k*blocks/n, (k+1)*blocks/n); the caller's thread takes the last run
-    // and any run whose thread could not be started.
+    // Thread k converts blocks [k*blocks/n, (k+1)*blocks/n), each boundary rounded down to 64
+    // blocks so that every run's output keeps the buffer's 16-byte alignment (the streaming
+    // kernels need it); the caller's thread takes the last run and any run whose thread could not
+    // be started.
+    auto boundary = [&](unsigned k) { return k == n ? blocks : blocks * k / n / 64 * 64; };
     auto range = [&](unsigned k) {
-        const std::uint64_t b0 = blocks * k / n, b1 = blocks * (k + 1) / n;
+        const std::uint64_t b0 = boundary(k), b1 = boundary(k + 1);
         run(table, type, src.data() + b0 * t->block_bytes, dst.data() + b0 * t->block_elems, b1 - b0);
     };
     std::vector<std::thread> pool;

@@ -21,7 +21,7 @@ bool has_f16c() noexcept {
 }
 #endif
 
-bool cpu_has(isa i) noexcept {
+bool probe_cpu(isa i) noexcept {
     switch (i) {
         case isa::scalar: return true;
         case isa::avx2:
@@ -36,6 +36,15 @@ bool cpu_has(isa i) noexcept {
         case isa::neon: return false;  // no kernels built for them yet
     }
     return false;
+}
+
+// What the CPU supports, probed once: CPUID is slow, and in a virtual machine each use may trap to
+// the hypervisor (microseconds), which every dequantize() call would otherwise pay.
+bool cpu_has(isa i) noexcept {
+    static const bool has[4] = {probe_cpu(isa::scalar), probe_cpu(isa::avx2), probe_cpu(isa::avx512),
+                                probe_cpu(isa::neon)};
+    const auto k = static_cast<unsigned>(i);
+    return k < 4 && has[k];
 }
 
 struct choice {

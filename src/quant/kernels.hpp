@@ -23,7 +23,17 @@ using block_kernel = void (*)(const std::uint8_t* src, float* dst, std::size_t n
 /// One kernel per ggml type id; nullptr where the set has none.
 struct kernel_table {
     block_kernel by_type[gguf::tensor_type_count];
+    /// The same kernels with non-temporal stores, for outputs too large to stay in cache (see
+    /// stream_min_bytes); nullptr where the set has none. They need a 16-byte aligned output and a
+    /// store_fence() after them.
+    block_kernel streaming[gguf::tensor_type_count];
+    void (*store_fence)();
 };
+
+/// Outputs of at least this many bytes are written with the streaming kernels when the set has
+/// them: 8 MiB, well past a core's share of L2 (and above the 4 MiB chunks the CLI streams through
+/// and reads right away, which must stay in cache).
+inline constexpr std::uint64_t stream_min_bytes = std::uint64_t{8} << 20;
 
 /// The reference kernels (scalar.cpp): one for every convertible type, portable C++.
 const kernel_table& scalar_kernels() noexcept;
