@@ -489,6 +489,7 @@ void diff_add_options(CLI::App& sub) {
 }
 
 int diff_run() {
+    warn_about_isa_choice();
     return run_printing(run);
 }
 

@@ -633,6 +633,7 @@ void tensor_add_options(CLI::App& sub) {
 }
 
 int tensor_run() {
+    warn_about_isa_choice();
     return run_printing(run);
 }
 

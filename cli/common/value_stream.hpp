@@ -3,14 +3,23 @@
 // tensors of any size with a few MiB of memory, never n_elements floats at once.
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <span>
 #include <vector>
 
 #include "minfer/gguf/result.hpp"
 #include "minfer/gguf/types.hpp"
 #include "minfer/quant/dequantize.hpp"
+#include "minfer/quant/isa.hpp"
 
 namespace minfer::cli {
+
+/// The commands that read values say so on stderr when MINFER_QUANT_ISA was not followed as
+/// written (a typo, or a set this CPU lacks): the library only records why.
+inline void warn_about_isa_choice() {
+    const std::string_view note = quant::isa_env_note();
+    if (!note.empty()) std::fprintf(stderr, "Warning: %.*s\n", static_cast<int>(note.size()), note.data());
+}
 
 /// Values per chunk: 1 Mi (4 MiB of f32). Every block size (1 … 256 values, powers of two) divides
 /// it, so every chunk but the last is whole blocks, and the last is too (a tensor is whole blocks).

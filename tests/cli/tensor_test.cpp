@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 
 #include "cli_support.hpp"
@@ -445,6 +446,27 @@ TEST(TensorCmd, ExitCodesOfTheFile) {
     const run_result bad = run({"tensor", fx().bad_magic.string(), "x"});
     EXPECT_EQ(bad.rc, 1);
     EXPECT_NE(bad.err.find("failed to parse GGUF"), std::string::npos) << bad.err;
+}
+
+// MINFER_QUANT_ISA that cannot be followed as written: the values still come (from the best kernels
+// available) and stderr says why the choice differs; a valid choice says nothing.
+TEST(TensorCmd, QuantIsaChoiceThatCannotBeFollowedIsAWarning) {
+    const char* before = std::getenv("MINFER_QUANT_ISA");
+    const std::string saved = before != nullptr ? before : "";
+    ::setenv("MINFER_QUANT_ISA", "avx9000", 1);
+    const run_result bad = run({"tensor", tf().model.string(), "t.f32"});
+    ::setenv("MINFER_QUANT_ISA", "scalar", 1);
+    const run_result good = run({"tensor", tf().model.string(), "t.f32"});
+    if (before != nullptr) ::setenv("MINFER_QUANT_ISA", saved.c_str(), 1);
+    else ::unsetenv("MINFER_QUANT_ISA");
+    ASSERT_EQ(bad.rc, 0) << bad.err;
+    EXPECT_NE(bad.err.find("Warning: MINFER_QUANT_ISA=avx9000 is not one of auto, scalar, avx2, avx512, neon; using "),
+              std::string::npos)
+        << bad.err;
+    EXPECT_TRUE(has_squeezed_line(bad.out, "[:, 0, 0] -3 -2.5 -2 -1.5")) << bad.out;
+    ASSERT_EQ(good.rc, 0) << good.err;
+    EXPECT_EQ(good.err, "");
+    EXPECT_EQ(good.out, bad.out);
 }
 
 }  // namespace
