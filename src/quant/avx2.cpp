@@ -96,6 +96,22 @@ inline __m256i nibbles32(const u8* qs) {
 
 // ---- plain types ----
 
+// f32: a copy. The normal form is memcpy; the streaming form exists so that a large f32 output,
+// too, skips the read for ownership (a copy then moves 8 bytes per value, as a plain store loop does).
+template <bool S>
+void k_f32(const u8* src, float* dst, std::size_t n) {
+    if constexpr (!S) {
+        std::memcpy(dst, src, n * sizeof(float));
+    } else {
+        std::size_t i = 0;
+        for (; i + 16 <= n; i += 16) {
+            store8<S>(dst + i, _mm256_loadu_ps(reinterpret_cast<const float*>(src + 4 * i)));
+            store8<S>(dst + i + 8, _mm256_loadu_ps(reinterpret_cast<const float*>(src + 4 * i + 32)));
+        }
+        if (i < n) std::memcpy(dst + i, src + 4 * i, (n - i) * sizeof(float));
+    }
+}
+
 template <bool S>
 void k_f16(const u8* src, float* dst, std::size_t n) {
     std::size_t i = 0;
@@ -591,6 +607,7 @@ constexpr kernel_table own_table() {
         t.by_type[static_cast<unsigned>(type)] = k;
         t.streaming[static_cast<unsigned>(type)] = streaming;
     };
+    set(tensor_type::f32, k_f32<false>, k_f32<true>);
     set(tensor_type::f16, k_f16<false>, k_f16<true>);
     set(tensor_type::bf16, k_bf16<false>, k_bf16<true>);
     set(tensor_type::f64, k_f64<false>, k_f64<true>);
