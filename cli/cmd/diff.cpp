@@ -260,6 +260,22 @@ void print_text(const std::vector<metadata_difference>& md, const metadata_count
 
 // ---- JSON ----
 
+// A fixed-size value read as T (a result<T>) as one JSON scalar; null when it cannot be read.
+template <class T, class Result>
+void typed_scalar(json_writer& w, const Result& v) {
+    if (!v) {
+        w.null();
+    } else if constexpr (std::is_same_v<T, bool>) {
+        w.boolean(*v);
+    } else if constexpr (std::is_floating_point_v<T>) {
+        w.number(*v);
+    } else if constexpr (std::is_signed_v<T>) {
+        w.number(static_cast<std::int64_t>(*v));
+    } else {
+        w.number(static_cast<std::uint64_t>(*v));
+    }
+}
+
 void json_scalar(json_writer& w, const gguf::kv& e) {
     if (e.type == gguf::value_type::string) {
         auto s = e.get<std::string_view>();
@@ -269,18 +285,7 @@ void json_scalar(json_writer& w, const gguf::kv& e) {
     w.key("value");
     const bool known = visit_fixed(e.type, [&](auto zero) {
         using T = decltype(zero);
-        auto v = e.get<T>();
-        if (!v) {
-            w.null();
-        } else if constexpr (std::is_same_v<T, bool>) {
-            w.boolean(*v);
-        } else if constexpr (std::is_floating_point_v<T>) {
-            w.number(*v);
-        } else if constexpr (std::is_signed_v<T>) {
-            w.number(static_cast<std::int64_t>(*v));
-        } else {
-            w.number(static_cast<std::uint64_t>(*v));
-        }
+        typed_scalar<T>(w, e.get<T>());
     });
     if (!known) w.null();
 }
@@ -300,18 +305,7 @@ void json_item(json_writer& w, const char* name, const gguf::kv& e, std::uint64_
     w.key(name);
     visit_fixed(e.element_type, [&](auto zero) {
         using T = decltype(zero);
-        auto v = av->at<T>(i);
-        if (!v) {
-            w.null();
-        } else if constexpr (std::is_same_v<T, bool>) {
-            w.boolean(*v);
-        } else if constexpr (std::is_floating_point_v<T>) {
-            w.number(*v);
-        } else if constexpr (std::is_signed_v<T>) {
-            w.number(static_cast<std::int64_t>(*v));
-        } else {
-            w.number(static_cast<std::uint64_t>(*v));
-        }
+        typed_scalar<T>(w, av->at<T>(i));
     });
 }
 

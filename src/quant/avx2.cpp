@@ -22,6 +22,7 @@
 #include <cstring>
 
 #include "grids.hpp"
+#include "avx2_store.hpp"
 #include "kernels.hpp"
 
 namespace minfer::quant::detail {
@@ -39,20 +40,6 @@ inline float f16_at(const u8* p) {
 
 inline __m128i load128(const u8* p) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)); }
 inline __m256i load256(const u8* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
-
-// One 8-float output store: normal (S = false), or non-temporal (S = true) for outputs too large
-// to stay in cache, which then go to memory without first being read for ownership (about 1.5x the
-// store rate of a large output here). Non-temporal stores are two 16-byte halves: a caller's buffer
-// is only sure to be 16-byte aligned (the dispatcher checks it), and the caller fences after.
-template <bool S>
-inline void store8(float* y, __m256 v) {
-    if constexpr (S) {
-        _mm_stream_ps(y, _mm256_castps256_ps128(v));
-        _mm_stream_ps(y + 4, _mm256_extractf128_ps(v, 1));
-    } else {
-        _mm256_storeu_ps(y, v);
-    }
-}
 
 // 8 int32 quants -> q * d.
 template <bool S>

@@ -14,6 +14,7 @@
 #include <cstring>
 
 #include "grids.hpp"
+#include "avx2_store.hpp"
 #include "kernels.hpp"
 
 namespace minfer::quant::detail {
@@ -45,20 +46,6 @@ inline __m256 bytes_u8(std::uint64_t g) {
 // The 8 signed bytes (-1, 0, 1) of an iq1 grid point as floats (exact).
 inline __m256 bytes_i8(std::uint64_t g) {
     return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_cvtsi64_si128(static_cast<long long>(g))));
-}
-
-// One 8-float output store: normal (S = false), or non-temporal (S = true) for outputs too large
-// to stay in cache, which then go to memory without first being read for ownership (about 1.5x the
-// store rate of a large output here). Non-temporal stores are two 16-byte halves: a caller's buffer
-// is only sure to be 16-byte aligned (the dispatcher checks it), and the caller fences after.
-template <bool S>
-inline void store8(float* y, __m256 v) {
-    if constexpr (S) {
-        _mm_stream_ps(y, _mm256_castps256_ps128(v));
-        _mm_stream_ps(y + 4, _mm256_extractf128_ps(v, 1));
-    } else {
-        _mm256_storeu_ps(y, v);
-    }
 }
 
 // Bit j of `s` moved to the sign bit of lane j, every other bit clear.
