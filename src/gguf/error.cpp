@@ -11,7 +11,7 @@
 namespace minfer::gguf {
 namespace {
 
-constexpr std::array<std::string_view, 58> code_names{
+constexpr std::array<std::string_view, 61> code_names{
     "ok", "io_error", "out_of_memory", "truncated", "bad_magic", "bad_version", "byte_swapped",
     "version_unsupported", "version_too_new", "negative_count", "count_too_large", "empty_key", "duplicate_key",
     "bad_value_type", "nested_array", "string_too_long", "string_exceeds_file", "array_too_long",
@@ -22,7 +22,8 @@ constexpr std::array<std::string_view, 58> code_names{
     "split_tensor_count_mismatch", "split_duplicate_tensor", "split_bad_key", "key_not_found", "type_mismatch",
     "tensor_not_found", "index_out_of_range", "nul_in_name", "value_out_of_range", "split_arch_mismatch",
     "split_bad_name", "bad_value_text", "token_not_found", "no_room_in_place", "journal_present", "journal_invalid",
-    "too_many_parts", "type_not_convertible", "buffer_size_mismatch", "unknown"};
+    "too_many_parts", "type_not_convertible", "buffer_size_mismatch", "hash_unavailable", "manifest_too_large",
+    "manifest_bad_line", "unknown"};
 
 constexpr std::array<std::string_view, 7> section_names{"file", "header", "metadata", "tensor_info", "data", "split",
                                                         "access"};
@@ -206,6 +207,13 @@ std::string error::describe(bool path_said) const {
         case errc::buffer_size_mismatch:
             return (detail.empty() ? std::string("buffer size") : detail) + ": " + num(found) + " given, " +
                    num(expected) + " needed";
+        case errc::hash_unavailable:
+            return "the hash " + s + " cannot be computed" + (detail.empty() ? std::string() : ": " + detail);
+        case errc::manifest_too_large:
+            return "the manifest has " + num(found) + " bytes; at most " + num(expected) + " are read";
+        case errc::manifest_bad_line:
+            return "manifest line " + std::to_string(index) + ": " + (subject.empty() ? std::string() : s + " entry ") +
+                   detail;
         case errc::key_not_found: return "key " + s + " not found";
         case errc::type_mismatch:
             return (subject.empty() ? std::string("value") : "key " + s) + " has type " + vt_name(found) + ", expected " +

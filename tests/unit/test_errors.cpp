@@ -67,7 +67,10 @@ TEST(ErrorIds, EveryCodeHasItsStableName) {
                            "journal_invalid",
                            "too_many_parts",
                            "type_not_convertible",
-                           "buffer_size_mismatch"};
+                           "buffer_size_mismatch",
+                           "hash_unavailable",
+                           "manifest_too_large",
+                           "manifest_bad_line"};
     for (std::size_t i = 0; i < std::size(names); ++i) EXPECT_EQ(to_string(static_cast<errc>(i)), names[i]) << i;
     EXPECT_EQ(static_cast<std::size_t>(last_code) + 1, std::size(names));
     EXPECT_EQ(to_string(static_cast<errc>(std::size(names))), "unknown");

@@ -137,10 +137,16 @@ enum class errc : std::uint8_t {
                            ///< type id, subject = the tensor when known
     buffer_size_mismatch,  ///< an input or output buffer has the wrong size for the values asked for; expected =
                            ///< the size needed, found = the size given, detail = which buffer ("input bytes", …)
+    // download checks (minfer::check: hashes and manifests; never returned by open)
+    hash_unavailable,    ///< the hash library refused to start a digest (OpenSSL's provider missing, …); subject =
+                         ///< the hash ("sha256"), detail = the library's reason
+    manifest_too_large,  ///< a hash manifest larger than the cap; expected = cap, found = its size; file = the manifest
+    manifest_bad_line,   ///< a manifest line of a known hash type whose hash is not that type's lowercase hex, or
+                         ///< which has no name; index = the line (1-based), subject = the type, detail = why
 };
 
 /// The last code of the list (update it when appending a code; tests walk 1..last_code).
-inline constexpr errc last_code = errc::buffer_size_mismatch;
+inline constexpr errc last_code = errc::manifest_bad_line;
 
 /// The region of a GGUF file an error belongs to.
 enum class section : std::uint8_t { file, header, metadata, tensor_info, data, split, access };
