@@ -23,4 +23,7 @@ int tensor_run();
 void diff_add_options(CLI::App& sub);
 int diff_run();
 
+void verify_add_options(CLI::App& sub);
+int verify_run();
+
 }  // namespace minfer::cli
