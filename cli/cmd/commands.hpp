@@ -23,6 +23,9 @@ int tensor_run();
 void diff_add_options(CLI::App& sub);
 int diff_run();
 
+void hash_add_options(CLI::App& sub);
+int hash_run();
+
 void verify_add_options(CLI::App& sub);
 int verify_run();
 
