@@ -533,11 +533,25 @@ value_consumer::~value_consumer() = default;
 
 result<value_consumer> value_consumer::make(const gguf::model& m, const value_check_options& options) noexcept {
     try {
+        std::vector<tensor_type> types;
+        types.reserve(m.tensors().size());
+        for (const gguf::tensor_ref& t : m.tensors()) types.push_back(t.info->type);
+        return make_for_types(types, options);
+    } catch (const std::bad_alloc&) {
+        gguf::error e;
+        e.code = gguf::errc::out_of_memory;
+        e.detail = "value checks";
+        return gguf::unexpected(e);
+    }
+}
+
+result<value_consumer> value_consumer::make_for_types(std::span<const tensor_type> tensors,
+                                                      const value_check_options& options) noexcept {
+    try {
         value_consumer c;
         c.s_ = std::make_unique<state>();
         state& s = *c.s_;
         s.options = options;
-        const auto tensors = m.tensors();
         s.ctx.resize(tensors.size());
         s.verdicts.resize(tensors.size());
         s.expected.assign(tensors.size(), 0);
@@ -545,32 +559,32 @@ result<value_consumer> value_consumer::make(const gguf::model& m, const value_ch
         s.stored_nonzero.assign(tensors.size(), false);
         s.value_nonzero.assign(tensors.size(), false);
         for (std::size_t i = 0; i < tensors.size(); ++i) {
-            const gguf::tensor_info& info = *tensors[i].info;
+            const tensor_type type = tensors[i];
             tensor_ctx& t = s.ctx[i];
             t.index = static_cast<std::uint32_t>(i);
-            t.type = info.type;
-            const gguf::type_traits* tr = gguf::traits(info.type);
+            t.type = type;
+            const gguf::type_traits* tr = gguf::traits(type);
             if (tr != nullptr && !tr->removed()) {
                 t.block_bytes = tr->block_bytes;
                 t.block_elems = tr->block_elems;
-                t.scope = scope_of(info.type);
-                t.elem = element_format_of(info.type);
-                t.fields = scale_fields(info.type);
+                t.scope = scope_of(type);
+                t.elem = element_format_of(type);
+                t.fields = scale_fields(type);
                 t.fields_all_f16 = !t.fields.empty() && std::all_of(t.fields.begin(), t.fields.end(), [](const scale_field& f) {
                     return f.encoding == enc::f16;
                 });
                 // f32, f16 and bf16 convert exactly: the element scan has seen every value already.
-                const bool exact = info.type == tensor_type::f32 || info.type == tensor_type::f16 ||
-                                   info.type == tensor_type::bf16;
-                const bool integer = info.type == tensor_type::i8 || info.type == tensor_type::i16 ||
-                                     info.type == tensor_type::i32 || info.type == tensor_type::i64;
-                t.values = options.values && !exact && !integer && quant::can_dequantize(info.type);
+                const bool exact = type == tensor_type::f32 || type == tensor_type::f16 ||
+                                   type == tensor_type::bf16;
+                const bool integer = type == tensor_type::i8 || type == tensor_type::i16 ||
+                                     type == tensor_type::i32 || type == tensor_type::i64;
+                t.values = options.values && !exact && !integer && quant::can_dequantize(type);
             }
             tensor_verdict& v = s.verdicts[i];
             v.tensor = t.index;
             v.scope = t.scope;
             v.values_checked = t.values;
-            const bool mx = info.type == tensor_type::mxfp4;
+            const bool mx = type == tensor_type::mxfp4;
             v.zero_checked = t.scope == check_scope::elements || (t.scope == check_scope::scales && (t.values || !mx));
         }
         return c;

@@ -119,6 +119,10 @@ class value_consumer final : public data_consumer {
 public:
     /// @returns out_of_memory.
     static result<value_consumer> make(const gguf::model& m, const value_check_options& options) noexcept;
+    /// The same for tensors of these types (tensor i: types[i]) without a model: for tests and the
+    /// fuzzer, which cut windows themselves. The consumer reads nothing of a model but the types.
+    static result<value_consumer> make_for_types(std::span<const gguf::tensor_type> types,
+                                                 const value_check_options& options) noexcept;
 
     value_consumer(value_consumer&&) noexcept;
     value_consumer& operator=(value_consumer&&) noexcept;
