@@ -520,14 +520,16 @@ int run(out_buffer& out) {
     if (oc.findings > 0)
         problems.push_back(fmt::format("{} in {}", plural(oc.findings, "finding", "findings"),
                                        plural(oc.tensors_with_findings, "tensor", "tensors")));
-    if (!oc.manifest_ok) problems.push_back(fmt::format("manifest: {}", check::to_string(report->outcome)));
+    if (!oc.manifest_ok) problems.push_back(fmt::format("manifest {}", check::to_string(report->outcome)));
     if (!oc.files_ok) problems.push_back("file SHA-256 mismatch");
     std::string verdict = problems.empty() ? "clean" : "";
-    for (std::size_t i = 0; i < problems.size(); ++i) verdict += (i == 0 ? "" : ", ") + problems[i];
+    for (std::size_t i = 0; i < problems.size(); ++i) verdict += (i == 0 ? "" : "; ") + problems[i];
     if (oc.warnings > 0) verdict += fmt::format(" ({})", plural(oc.warnings, "warning", "warnings"));
+    std::string with;
+    if (report) with = ", with manifest";
+    if (!files.empty()) with += with.empty() ? ", with file SHA-256" : " and file SHA-256";
     out.print("verified: {}, {}{}{}: {}\n", plural(tensors.size(), "tensor", "tensors"), size_text(oc.bytes),
-              n_parts > 1 ? fmt::format(" in {} parts", n_parts) : "",
-              report ? ", manifest" : "", verdict);
+              n_parts > 1 ? fmt::format(" in {} parts", n_parts) : "", with, verdict);
     return code;
 }
 
