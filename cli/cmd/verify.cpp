@@ -560,7 +560,7 @@ void verify_add_options(CLI::App& sub) {
         "  1  findings (NaN/Inf values or scales), a manifest outcome other than success, a file SHA-256\n"
         "     mismatch, a malformed manifest; or the file is not a valid GGUF model (the loader's message)\n"
         "  2  usage error (bad option, a --file-sha256 that is not 64 hex digits or not one per part)\n"
-        "  3  I/O error: the model or the manifest cannot be read (also truncated while mapped), out of memory\n");
+        "  3  I/O error: the model or the manifest cannot be read (also truncated while read), out of memory\n");
 }
 
 int verify_run() {
