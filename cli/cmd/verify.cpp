@@ -552,7 +552,9 @@ void verify_add_options(CLI::App& sub) {
                    "type in the same pass");
     sub.add_option("--file-sha256", opt.file_sha256,
                    "The expected SHA-256 of the file as stored (the Hub's LFS checksum); for a split set give it "
-                   "once per part, in part order");
+                   "once per part, in part order (--file-sha256 H1 --file-sha256 H2 ...)")
+        ->expected(1)
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
     sub.add_flag("--no-mmap", opt.no_mmap, "Read the file into memory instead of mapping it");
     sub.footer(
         "Exit codes:\n"

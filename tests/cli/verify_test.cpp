@@ -305,6 +305,9 @@ TEST(CliVerify, UsageErrors) {
     const auto two = run({"verify", vf().clean.string(), "--file-sha256", zeros, "--file-sha256", zeros});
     EXPECT_EQ(two.rc, 2);
     EXPECT_NE(two.err.find("given 2 times but the model has 1 part"), std::string::npos) << two.err;
+    // One value per option: a second word is the model, not a second hash.
+    const auto before = run({"verify", "--file-sha256", sha256sum(vf().clean), vf().clean.string()});
+    EXPECT_EQ(before.rc, 0) << before.err;
 }
 
 TEST(CliVerify, IoErrors) {
