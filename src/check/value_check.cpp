@@ -66,7 +66,6 @@ constexpr std::array<scale_field, 1> sf_mxfp4{scale_field{"e", 0, enc::e8m0}};
 constexpr std::array<scale_field, 4> sf_nvfp4{scale_field{"d[0]", 0, enc::ue4m3}, scale_field{"d[1]", 1, enc::ue4m3},
                                               scale_field{"d[2]", 2, enc::ue4m3}, scale_field{"d[3]", 3, enc::ue4m3}};
 
-constexpr std::size_t max_block_bytes = 512;  // q8_K, the largest block, has 292
 constexpr std::uint64_t run_bytes = 4096;     // the fast reduction's run; findings are located per run
 constexpr std::uint64_t job_bytes = std::uint64_t{1} << 20;  // segments grouped into jobs of about this
 constexpr std::size_t value_buffer_values = 65536;          // values mode: 256 KiB of f32 per thread
