@@ -96,8 +96,9 @@ std::string finding_line(const gguf::tensor_info& info, const check::value_findi
             return fmt::format("{}  element {}{} = {} ({})  [{}]", name, f.index, element_label(info, f.index),
                                value_text(f.value), bits_text(f), type);
         case check::finding_place::value:
-            return fmt::format("{}  value {}{} = {} ({})  [{} converted to f32, its scales finite]", name, f.index,
-                               element_label(info, f.index), value_text(f.value), bits_text(f), type);
+            return fmt::format("{}  value {}{} = {} ({})  [{} converted to f32{}]", name, f.index,
+                               element_label(info, f.index), value_text(f.value), bits_text(f), type,
+                               check::scope_of(info.type) == check::check_scope::scales ? ", its scales finite" : "");
     }
     return name;
 }
@@ -113,7 +114,6 @@ std::string tensor_summary(const gguf::tensor_info& info, const check::tensor_ve
     if (v.value_nan + v.value_inf > 0)
         parts.push_back(fmt::format("{} NaN, {} Inf converted values", v.value_nan, v.value_inf));
     if (v.all_zero) parts.push_back(fmt::format("warning: all {} values are zero", info.n_elements));
-    std::string shown;
     const std::uint64_t raw = v.scope == check::check_scope::scales ? v.blocks_poisoned : v.nan + v.inf;
     const std::uint64_t not_shown = (raw - std::min<std::uint64_t>(raw, v.examples.size())) +
                                     (v.value_nan + v.value_inf -
