@@ -433,6 +433,24 @@ TEST(CliVerify, ManifestOfTheMergedModelChecksTheSplitSet) {
     EXPECT_EQ(last_line(r.out), "verified: 3 tensors, 216 bytes in 3 parts, with manifest: 4 findings in 3 tensors");
 }
 
+// On a terminal (a pseudo-terminal made by util-linux's `script`) the progress line is drawn and
+// erased; --quiet draws nothing. Without a terminal (every other test) stderr stays empty.
+TEST(CliVerify, ProgressOnATerminalOnly) {
+    if (std::system("command -v script >/dev/null 2>&1") != 0) GTEST_SKIP() << "SKIPPED: util-linux `script` not found";
+    auto under_tty = [&](const std::string& extra) {
+        const std::string inner = std::string("'") + MINFER_EXE + "' verify '" + vf().clean.string() + "' " + extra;
+        return capture("script -qec \"" + inner + "\" /dev/null 2>&1");
+    };
+    const std::string drawn = under_tty("");
+    EXPECT_NE(drawn.find("\rverify clean.gguf"), std::string::npos) << drawn;
+    EXPECT_NE(drawn.find("\r\33[K"), std::string::npos) << "the line is erased at the end";
+    EXPECT_NE(drawn.find("verified: 3 tensors, 232 bytes: clean"), std::string::npos) << drawn;
+    const std::string quiet = under_tty("--quiet");
+    EXPECT_EQ(quiet.find("\rverify"), std::string::npos) << quiet;  // (the terminal ends lines with \r\n)
+    EXPECT_EQ(quiet.find("\33[K"), std::string::npos) << quiet;
+    EXPECT_NE(quiet.find("verified: 3 tensors, 232 bytes: clean"), std::string::npos) << quiet;
+}
+
 fs::path real_dir() { return fs::path(MINFER_SHARED_DIR) / "fixtures" / "real"; }
 
 TEST(CliVerify, RealFixtures) {
