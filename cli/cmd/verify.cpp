@@ -382,15 +382,6 @@ int run(out_buffer& out) {
     check::walk_options wo;
     wo.threads = opt.threads;
     wo.whole_files = !expected_files->empty();
-    // The stored-value scans alone are memory-bound and faster than the kernel's copy: windows small
-    // enough to stay in the cache between the copy and the scan take half the time of the default
-    // 16 MiB ones (which go out to memory and are read back), and one thread keeps up, where a
-    // second one costs more in hand-offs per window than it gains (docs/CLI.md, `minfer verify`,
-    // has the numbers). Hashing and --values are compute-bound: the walker's defaults, all threads.
-    if (!hashes && !opt.values) {
-        wo.window_bytes = std::size_t{512} << 10;
-        if (opt.threads == 0) wo.threads = 1;
-    }
     progress bar("verify " + gguf::escape(std::filesystem::path(opt.model).filename().string()), opt.quiet);
     wo.progress = bar.callback();
     if (auto r = check::walk_model_data(*m, consumers, wo); !r) {
