@@ -26,6 +26,7 @@ flag given, only these lines. --expect HEX (one per part, implies --file-sha256)
 Exit codes: 0 ok, 1 invalid file (message on stderr) or an --expect failure, 2 usage, 3 I/O.
 """
 
+import errno
 import hashlib
 import mmap
 import os
@@ -139,15 +140,43 @@ def nbytes(ne, type_id):
     return ne[0] // blck * tsize * rows
 
 
+class Part:
+    """A part file: its mapping, and its descriptor to find holes (sparse files read as zeros)."""
+
+    def __init__(self, path):
+        try:
+            self.f = open(path, "rb")
+        except OSError as e:
+            raise OSError(f"cannot open '{path}': {e.strerror}") from e
+        self.size = os.fstat(self.f.fileno()).st_size
+        self.buf = mmap.mmap(self.f.fileno(), 0, access=mmap.ACCESS_READ) if self.size > 0 else b""
+
+    def segments(self, start, end):
+        """(offset, length, is_hole) covering [start, end): holes need not be read (or faulted in)."""
+        fd, pos = self.f.fileno(), start
+        while pos < end:
+            try:
+                data = os.lseek(fd, pos, os.SEEK_DATA)
+            except OSError:  # ENXIO: no data after pos; or no SEEK_DATA here: treat all as data
+                data = end if sys.exc_info()[1].errno == errno.ENXIO else pos
+            data = min(data, end)
+            if data > pos:
+                yield pos, data - pos, True
+                pos = data
+                continue
+            try:
+                hole = os.lseek(fd, pos, os.SEEK_HOLE)
+            except OSError:
+                hole = end
+            hole = min(max(hole, pos + 1), end)
+            yield pos, hole - pos, False
+            pos = hole
+
+
 def parse_part(path):
-    """Returns (kv dict of scalars/strings, [(name, abs_offset, nbytes)], mapped buffer, file size)."""
-    try:
-        f = open(path, "rb")
-    except OSError as e:
-        raise OSError(f"cannot open '{path}': {e.strerror}") from e
-    with f:
-        size = os.fstat(f.fileno()).st_size
-        buf = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if size > 0 else b""
+    """Returns (kv dict of scalars/strings, [(name, abs_offset, nbytes)], Part)."""
+    part = Part(path)
+    buf, size = part.buf, part.size
     r = Reader(memoryview(buf), path)
     if bytes(r.take(4, "magic")) != b"GGUF":
         raise BadFile(f"{path}: invalid magic")
@@ -195,7 +224,7 @@ def parse_part(path):
         expect += (n + alignment - 1) // alignment * alignment
     if n_tensors > 0 and data_offset > size:
         raise BadFile(f"{path}: data section starts beyond the end of the file")
-    return kv, tensors, buf, size
+    return kv, tensors, part
 
 
 SPLIT_RE = re.compile(r"^(.*)-(\d{5})-of-(\d{5})\.gguf$")
@@ -203,8 +232,8 @@ SPLIT_RE = re.compile(r"^(.*)-(\d{5})-of-(\d{5})\.gguf$")
 
 def open_model(typed):
     """[(part path text, tensors, buf, size)] for a model or a split set given by part 1."""
-    kv, tensors, buf, size = parse_part(typed)
-    parts = [(typed, tensors, buf, size)]
+    kv, tensors, part = parse_part(typed)
+    parts = [(typed, tensors, part)]
     count = kv.get("split.count")
     if count is not None and count[1] > 1:
         n = count[1]
@@ -214,8 +243,8 @@ def open_model(typed):
             raise BadFile(f"{typed}: split.count = {n} but the name is not <prefix>-00001-of-{n:05d}.gguf")
         for i in range(2, n + 1):
             p = os.path.join(d, f"{m.group(1)}-{i:05d}-of-{n:05d}.gguf")
-            _, t, b, s = parse_part(p)
-            parts.append((p, t, b, s))
+            _, t, pt = parse_part(p)
+            parts.append((p, t, pt))
     return parts
 
 
@@ -264,15 +293,19 @@ def make_hasher(kind):
     return hashlib.new(kind)
 
 
-def feed(hashers, buf, start, n):
-    view = memoryview(buf)
-    pos, end = start, start + n
-    while pos < end:
-        step = min(CHUNK, end - pos)
-        chunk = view[pos:pos + step]
-        for h in hashers:
-            h.update(chunk)
-        pos += step
+ZEROS = memoryview(bytes(CHUNK))
+
+
+def feed(hashers, part, start, n):
+    view = memoryview(part.buf)
+    for seg, length, hole in part.segments(start, start + n):
+        pos, end = seg, seg + length
+        while pos < end:
+            step = min(CHUNK, end - pos)
+            chunk = ZEROS[:step] if hole else view[pos:pos + step]
+            for h in hashers:
+                h.update(chunk)
+            pos += step
 
 
 def line(kind, hexd, name):
@@ -335,10 +368,10 @@ def main(argv):
 
     out = []
     model_hashers = [make_hasher(k) for k in kinds] + ([make_hasher("uuid")] if uuid else [])
-    for _, tensors, buf, _ in parts:
+    for _, tensors, part in parts:
         for tname, off, n in tensors:
             per = [] if no_layer else [make_hasher(k) for k in kinds]
-            feed(per + model_hashers, buf, off, n)
+            feed(per + model_hashers, part, off, n)
             for k, h in zip(kinds, per):
                 out.append(line(k, h.hexdigest(), f"{name}:{tname}"))
     for k, h in zip(kinds + (["uuid"] if uuid else []), model_hashers):
@@ -347,9 +380,9 @@ def main(argv):
     rc = 0
     if file_sha:
         sums = []
-        for p, _, buf, size in parts:
+        for p, _, part in parts:
             h = hashlib.sha256()
-            feed([h], buf, 0, size)
+            feed([h], part, 0, part.size)
             sums.append((p, h.hexdigest()))
         for p, hexd in sums:
             out.append(f"{hexd}  {p}\n")
