@@ -49,6 +49,10 @@ constexpr std::array commands{
             "Compare two models: metadata, tensor table, tensor bytes, and with --values the dequantized values "
             "(exit 0 identical, 1 different)",
             minfer::cli::diff_add_options, minfer::cli::diff_run},
+    command{"hash",
+            "Hash each tensor and the whole model as llama-gguf-hash does (xxh64, xxh3, sha1, sha256, uuid), "
+            "check a manifest strictly, or the files' SHA-256",
+            minfer::cli::hash_add_options, minfer::cli::hash_run},
 };
 
 }  // namespace

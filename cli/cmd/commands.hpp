@@ -23,4 +23,7 @@ int tensor_run();
 void diff_add_options(CLI::App& sub);
 int diff_run();
 
+void hash_add_options(CLI::App& sub);
+int hash_run();
+
 }  // namespace minfer::cli

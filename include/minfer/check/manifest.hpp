@@ -43,9 +43,10 @@ struct manifest {
     std::optional<hash_kind> strongest() const;
 };
 
-/// Parse manifest text. Lines are split on whitespace; a line whose first word is not a known hash
-/// type (or which is blank) is skipped, as llama-gguf-hash does; a known type needs a valid hash and
-/// a name (the rest of the line's words are ignored, as there).
+/// Parse manifest text. A line's first two words are its type and hash; a line whose first word is
+/// not a known hash type (or which is blank) is skipped, as llama-gguf-hash does; a known type needs a
+/// valid hash and a name. The name is the rest of the line with surrounding whitespace removed (a path
+/// with spaces stays whole; llama-gguf-hash would take its first word only).
 /// @returns manifest_bad_line (index = line, subject = type word, detail = why).
 result<manifest> parse_manifest(std::string_view text, std::string path) noexcept;
 /// Read and parse a manifest file. @returns io_error (file = the path), manifest_too_large, and the
@@ -83,7 +84,9 @@ struct check_report {
     bool renamed = false;                   ///< the manifest names one other file, taken for this one
     std::vector<check_line> lines;          ///< in llama-gguf-hash's order: per tensor per kind, then model lines
     std::vector<const manifest_entry*> unknown_tensors;  ///< entries of this file naming absent tensors
-    std::vector<std::uint32_t> missing_tensors;          ///< tensors with no entry of any checked kind
+    /// Tensors with no entry of any checked kind, when the manifest has tensor entries for this file
+    /// (a manifest made with --no-layer has none and is not incomplete).
+    std::vector<std::uint32_t> missing_tensors;
     std::vector<const manifest_entry*> conflicting;      ///< later entries for the same (kind, name) with another hash
     check_outcome outcome = check_outcome::success;
 };
