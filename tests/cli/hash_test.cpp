@@ -187,9 +187,13 @@ INSTANTIATE_TEST_SUITE_P(Hash, HashOptions, ::testing::Range<std::size_t>(0, opt
 // Thread counts change nothing (ours only: the reference has no such option).
 TEST(Hash, ThreadsDoNotChangeOutput) {
     MINFER_NEED_FIXTURES();
+    const run_result ref = reference({"--all", "--xxh3", "--uuid", hx().mixed}, hx().dir);
+    ASSERT_EQ(ref.rc, 0) << ref.err;
     for (const char* n : {"1", "2", "3", "8"}) {
         SCOPED_TRACE(n);
-        expect_same({"--all", "--xxh3", "--uuid"}, hx().mixed, hx().dir, {"--threads", n});
+        const run_result r = tool({"hash", "--all", "--xxh3", "--uuid", "--threads", n, hx().mixed}, hx().dir);
+        EXPECT_EQ(r.rc, 0) << r.err;
+        EXPECT_EQ(r.out, ref.out);
     }
 }
 
@@ -250,7 +254,7 @@ TEST(Hash, PathAsTypedDotSlash) {
 TEST(Hash, PathAsTypedAbsoluteAndDotDot) {
     MINFER_NEED_FIXTURES();
     expect_same({"--sha256"}, (hx().dir / hx().mixed).string(), {});
-    expect_same({"--xxh3"}, "../hash/mixed.gguf", hx().dir / "split");
+    expect_same({"--xxh3"}, "../mixed.gguf", hx().dir / "split");
 }
 
 // Replace every occurrence of `from` (a PATH text) in the lines by `to`.
@@ -535,8 +539,8 @@ TEST(HashCheck, RenamedFile) {
     const std::string m = write_manifest("renamed.manifest", ref_lines({"--sha256"}, hx().mixed, "Original-Q4.gguf"));
     const run_result r = tool({"hash", "--check", m, hx().mixed}, hx().dir);
     EXPECT_EQ(r.rc, 0) << r.out << r.err;
-    EXPECT_TRUE(r.out.find(all_ok(ref_lines({"--sha256"}, hx().mixed))) != std::string::npos) << r.out;
-    EXPECT_EQ(r.out.substr(r.out.size() - verdict(m, "Success").size()), verdict(m, "Success")) << r.out;
+    EXPECT_EQ(r.out, header(m, "sha256") + all_ok(ref_lines({"--sha256"}, hx().mixed)) + verdict(m, "Success"));
+    EXPECT_NE(r.err.find("'Original-Q4.gguf'"), std::string::npos) << "a note says which name was taken: " << r.err;
 }
 
 TEST(HashCheck, MismatchInOneTensor) {
@@ -571,7 +575,8 @@ TEST(HashCheck, MismatchInModelLine) {
     EXPECT_EQ(r.out, header(m, "xxh64") + want + verdict(m, "Failure"));
 }
 
-// Tensors that have no entry: llama-gguf-hash calls that a success; we report it (exit 7).
+// Tensors that have no entry: llama-gguf-hash calls that a success; we report it (exit 7): their
+// lines say Not Found and stderr counts them.
 TEST(HashCheck, MissingEntries) {
     MINFER_NEED_FIXTURES();
     const std::string lines = ref_lines({"--sha256"}, hx().mixed);
@@ -581,24 +586,48 @@ TEST(HashCheck, MissingEntries) {
     const std::string want = with_status(lines, [](const std::string& l) {
         return std::string(l.ends_with(":blk.0.attn_k.weight") ? "Not Found" : "Ok");
     });
-    EXPECT_EQ(r.out.substr(0, header(m, "sha256").size() + want.size()), header(m, "sha256") + want) << r.out;
-    EXPECT_NE(r.out.find("blk.0.attn_k.weight", header(m, "sha256").size() + want.size()), std::string::npos)
-        << "the missing tensor is named in a line of its own:\n" << r.out;
-    EXPECT_TRUE(r.out.ends_with(verdict(m, "Tensors Missing From Manifest"))) << r.out;
+    EXPECT_EQ(r.out, header(m, "sha256") + want + verdict(m, "Tensors Missing From Manifest"));
+    EXPECT_NE(r.err.find("1 of " + std::to_string(mixed_tensors().size()) + " tensors have no entry in " + m), std::string::npos)
+        << r.err;
 }
 
-// Entries for tensors the model does not have (exit 6).
+// Several kinds checked: a tensor is missing only when it has no entry of any of them.
+TEST(HashCheck, MissingEntriesOfOneKindOnly) {
+    MINFER_NEED_FIXTURES();
+    const std::string x = ref_lines({"--xxh64"}, hx().a64), s1 = ref_lines({"--sha1"}, hx().a64);
+    const std::string m = write_manifest("two_kinds.manifest", without_tensor(x, "b.weight") + s1);
+    const run_result r = tool({"hash", "--check", m, "--xxh64", "--sha1", hx().a64}, hx().dir);
+    EXPECT_EQ(r.rc, 0) << r.out << r.err;
+    const std::string want = with_status(ref_lines({"--xxh64", "--sha1"}, hx().a64), [](const std::string& l) {
+        return std::string(l.starts_with("xxh64") && l.ends_with(":b.weight") ? "Not Found" : "Ok");
+    });
+    EXPECT_EQ(r.out, header(m, "sha1  xxh64") + want + verdict(m, "Success"));
+}
+
+// Entries for tensors the model does not have (exit 6): one line each after the model's lines, with
+// the name and hash as the manifest has them.
 TEST(HashCheck, ExtraEntries) {
     MINFER_NEED_FIXTURES();
     const std::string lines = ref_lines({"--sha256"}, hx().mixed);
-    const std::string ghost = "sha256    " + std::string(64, 'a') + "  mixed.gguf:blk.9.ghost.weight\n";
-    const std::string m = write_manifest("extra.manifest", lines + ghost);
+    const std::string ghost = "sha256    " + std::string(64, 'a') + "  mixed.gguf:blk.9.ghost.weight";
+    const std::string m = write_manifest("extra.manifest", lines + ghost + "\n");
     const run_result r = tool({"hash", "--check", m, hx().mixed}, hx().dir);
     EXPECT_EQ(r.rc, 6) << r.err;
-    EXPECT_EQ(r.out.substr(0, header(m, "sha256").size() + all_ok(lines).size()), header(m, "sha256") + all_ok(lines))
-        << r.out;
-    EXPECT_NE(r.out.find("blk.9.ghost.weight"), std::string::npos) << r.out;
+    const std::string extra_line =
+        ghost + "  -  No Such Tensor (manifest line " + std::to_string(lines_of(lines).size() + 1) + ")\n";
+    EXPECT_EQ(r.out, header(m, "sha256") + all_ok(lines) + extra_line + verdict(m, "Unknown Tensors In Manifest"));
+}
+
+// Both: a tensor without entry and an entry without tensor. Unknown tensors come first (6 before 7).
+TEST(HashCheck, ExtraAndMissingEntries) {
+    MINFER_NEED_FIXTURES();
+    const std::string lines = ref_lines({"--sha1"}, hx().a64);
+    const std::string m = write_manifest(
+        "extra_missing.manifest", without_tensor(lines, "c.weight") + "sha1      " + std::string(40, '7') + "  a64.gguf:zz\n");
+    const run_result r = tool({"hash", "--check", m, hx().a64}, hx().dir);
+    EXPECT_EQ(r.rc, 6) << r.out << r.err;
     EXPECT_TRUE(r.out.ends_with(verdict(m, "Unknown Tensors In Manifest"))) << r.out;
+    EXPECT_TRUE(has_line(r.out, lines_of(lines)[2] + "  -  Not Found")) << r.out;
 }
 
 // A mismatch outranks the incomplete and unknown-tensor outcomes.
@@ -623,15 +652,24 @@ TEST(HashCheck, OnlyModelLine) {
     const std::string m = write_manifest("model_only.manifest", line);
     const run_result r = tool({"hash", "--check", m, hx().mixed}, hx().dir);
     EXPECT_EQ(r.rc, 0) << r.out << r.err;
-    EXPECT_TRUE(has_line(r.out, lines_of(line)[0] + "  -  Ok")) << r.out;
-    EXPECT_TRUE(r.out.ends_with(verdict(m, "Success"))) << r.out;
+    // As llama-gguf-hash: the tensors' lines are printed, Not Found; a manifest without tensor
+    // entries is not incomplete.
+    const std::string want = with_status(ref_lines({"--sha256"}, hx().mixed), [](const std::string& l) {
+        return std::string(l.ends_with("  mixed.gguf") ? "Ok" : "Not Found");
+    });
+    EXPECT_EQ(r.out, header(m, "sha256") + want + verdict(m, "Success"));
+    // With --no-layer, only the model line.
+    const run_result n = tool({"hash", "--check", m, "--no-layer", hx().mixed}, hx().dir);
+    EXPECT_EQ(n.rc, 0) << n.out << n.err;
+    EXPECT_EQ(n.out, header(m, "sha256") + all_ok(line) + verdict(m, "Success"));
 }
 
 TEST(HashCheck, OnlyModelLineWrong) {
     MINFER_NEED_FIXTURES();
-    std::string line = ref_lines({"--sha256", "--no-layer"}, hx().mixed);
-    line[10] = line[10] == '0' ? '1' : '0';
-    const std::string m = write_manifest("model_only_bad.manifest", line);
+    const std::string line = ref_lines({"--sha256", "--no-layer"}, hx().mixed);
+    std::string bad = line;
+    bad[10] = bad[10] == '0' ? '1' : '0';
+    const std::string m = write_manifest("model_only_bad.manifest", bad);
     const run_result r = tool({"hash", "--check", m, hx().mixed}, hx().dir);
     EXPECT_EQ(r.rc, 1) << r.out << r.err;
     EXPECT_TRUE(has_line(r.out, lines_of(line)[0] + "  -  Mismatch")) << r.out;
@@ -666,8 +704,9 @@ TEST(HashCheck, UnknownTypesOnly) {
                                          "just some words\n");
     const run_result r = tool({"hash", "--check", m, hx().mixed}, hx().dir);
     EXPECT_EQ(r.rc, 4) << r.err;
-    EXPECT_NE((r.out + r.err).find("ERROR manifest does not have any known hash format in " + m), std::string::npos)
-        << r.out << r.err;
+    // llama-gguf-hash's words (it prints "ERROR manifest …" on stdout, without a newline); ours is an
+    // error message on stderr.
+    EXPECT_NE(r.err.find("manifest does not have any known hash format in " + m), std::string::npos) << r.out << r.err;
 }
 
 TEST(HashCheck, EmptyManifestHasNoKnownType) {
@@ -704,7 +743,7 @@ TEST(HashCheck, MalformedLineOfKnownType) {
     for (const std::string& bad : {std::string("sha256    nothex  a64.gguf:a.weight\n"),
                                    "sha256    " + std::string(63, 'a') + "  a64.gguf:a.weight\n",  // one digit short
                                    "xxh64     " + std::string(16, 'A') + "  a64.gguf:a.weight\n",  // uppercase
-                                   "uuid      0123456789abcdef0123456789abcdef0123  a64.gguf\n",   // not 8-4-4-4-12
+                                   std::string("uuid      0123456789abcdef0123456789abcdef0123  a64.gguf\n"),  // not 8-4-4-4-12
                                    std::string("sha1      ") + std::string(40, 'c') + "\n"}) {      // no name
         SCOPED_TRACE(bad);
         const std::string m = write_manifest("malformed.manifest", lines + bad);
@@ -714,22 +753,31 @@ TEST(HashCheck, MalformedLineOfKnownType) {
     }
 }
 
-// Two entries for the same tensor and kind with different hashes: a conflict, exit 1.
+// Two entries for the same tensor and kind with different hashes: a conflict, exit 1, whichever
+// comes first; the later one is shown with its line number.
 TEST(HashCheck, ConflictingDuplicates) {
     MINFER_NEED_FIXTURES();
     const std::string lines = ref_lines({"--sha256"}, hx().a64);
-    const std::string other = "sha256    " + std::string(64, 'e') + "  a64.gguf:b.weight\n";
-    for (const std::string& text : {lines + other, other + lines}) {
-        const std::string m = write_manifest("dup.manifest", text);
+    const std::string other = "sha256    " + std::string(64, 'e') + "  a64.gguf:b.weight";
+    {
+        const std::string m = write_manifest("dup1.manifest", lines + other + "\n");
         const run_result r = tool({"hash", "--check", m, hx().a64}, hx().dir);
         EXPECT_EQ(r.rc, 1) << r.out << r.err;
+        EXPECT_EQ(r.out, header(m, "sha256") + all_ok(lines) + other + "  -  Conflicting Entry (manifest line 5)\n" +
+                             verdict(m, "Failure"));
+    }
+    {
+        const std::string m = write_manifest("dup2.manifest", other + "\n" + lines);
+        const run_result r = tool({"hash", "--check", m, hx().a64}, hx().dir);
+        EXPECT_EQ(r.rc, 1) << r.out << r.err;
+        EXPECT_TRUE(has_line(r.out, lines_of(lines)[1] + "  -  Mismatch")) << r.out;  // compared with the first entry
         EXPECT_TRUE(r.out.ends_with(verdict(m, "Failure"))) << r.out;
     }
     // The same entry twice is no conflict.
-    const std::string same = lines + lines;
-    const std::string m = write_manifest("dup_same.manifest", same);
+    const std::string m = write_manifest("dup_same.manifest", lines + lines);
     const run_result r = tool({"hash", "--check", m, hx().a64}, hx().dir);
     EXPECT_EQ(r.rc, 0) << r.out << r.err;
+    EXPECT_EQ(r.out, header(m, "sha256") + all_ok(lines) + verdict(m, "Success"));
 }
 
 // Entries only for other files: nothing to check this file against (exit 3).
