@@ -4,8 +4,8 @@
 // Output is compared byte for byte with what llama-gguf-hash prints for the same file and options.
 //
 // Files: every real fixture in ../shared/fixtures/real (skipped loudly when absent), a model written
-// here with many tensor types and odd sizes (padding between tensors; two tensors of more than
-// 16 MiB, so tensors straddle the walker's windows), a model with alignment 64, a model with no
+// here with many tensor types and odd sizes (padding between tensors; a tensor of more than 16 MiB,
+// so that it straddles the walker's windows), a model with alignment 64, a model with no
 // tensors, a split set made by `minfer split` and the model `minfer merge` makes of it, paths typed
 // as `./m.gguf`. Then --check (every outcome and exit code), --file-sha256 / --expect, a truncated
 // model and the usage errors. The >= 4 GiB tensor is in hash_big_test.cpp.
@@ -41,8 +41,8 @@ const std::vector<tensor_spec>& mixed_tensors() {
         {"blk.0.i8", tt::i8, {3}},                     // 3
         {"blk.0.f64", tt::f64, {3}},                   // 24
         {"blk.0.mxfp4", tt::mxfp4, {32}},              // 17
-        {"blk.1.big", tt::f32, {4718593}},             // 18874372: over a 16 MiB window
-        {"blk.1.big_i8", tt::i8, {16777259}},          // 16 MiB + 43: straddles 32 MiB
+        {"blk.1.big", tt::f32, {4194305}},             // 16 MiB + 4: straddles the walker's first 16 MiB window
+        {"blk.1.big_i8", tt::i8, {1048619}},           // 1 MiB + 43
         {"tail.weight", tt::f32, {1}},                 // 4
     };
     return v;
@@ -59,7 +59,8 @@ struct hash_fixtures {
     fs::path dir;  // everything below is relative to it (the tools run there)
     std::string mixed = "mixed.gguf", a64 = "a64.gguf", empty = "empty.gguf", merged = "merged.gguf";
     std::string split1 = "split/s-00001-of-00004.gguf";
-    std::vector<std::string> split_parts;
+    std::vector<std::string> split_parts{"split/s-00001-of-00004.gguf", "split/s-00002-of-00004.gguf",
+                                         "split/s-00003-of-00004.gguf", "split/s-00004-of-00004.gguf"};
     std::string error;  // what went wrong making them
 
     hash_fixtures() {
@@ -89,16 +90,7 @@ struct hash_fixtures {
             must_write(e, dir / empty);
         } catch (const std::exception& ex) {
             error = ex.what();
-            return;
         }
-        const run_result s = tool({"split", mixed, "split/s", "--split-max-tensors", "4"}, dir);
-        if (s.rc != 0) {
-            error = "minfer split failed: " + s.err;
-            return;
-        }
-        for (int i = 1; i <= 4; ++i) split_parts.push_back("split/s-0000" + std::to_string(i) + "-of-00004.gguf");
-        const run_result m = tool({"merge", split1, merged}, dir);
-        if (m.rc != 0) error = "minfer merge failed: " + m.err;
     }
 };
 
@@ -107,10 +99,31 @@ const hash_fixtures& hx() {
     return f;
 }
 
+// The split set (`minfer split` of mixed.gguf: 4 parts of at most 4 tensors) and the model `minfer
+// merge` makes of it, made by the tests that use them. "" or what went wrong.
+const std::string& split_error() {
+    static const std::string error = []() -> std::string {
+        if (!hx().error.empty()) return hx().error;
+        const run_result s = tool({"split", hx().mixed, "split/s", "--split-max-tensors", "4"}, hx().dir);
+        if (s.rc != 0) return "minfer split failed: " + s.err;
+        for (const std::string& p : hx().split_parts)
+            if (!fs::exists(hx().dir / p)) return "minfer split did not make " + p;
+        const run_result m = tool({"merge", hx().split1, hx().merged}, hx().dir);
+        if (m.rc != 0) return "minfer merge failed: " + m.err;
+        return "";
+    }();
+    return error;
+}
+
 #define MINFER_NEED_FIXTURES()                                         \
     do {                                                               \
         MINFER_NEED_REFERENCE();                                       \
         ASSERT_EQ(hx().error, "") << "could not make the test models"; \
+    } while (0)
+#define MINFER_NEED_SPLIT()                                                   \
+    do {                                                                      \
+        MINFER_NEED_FIXTURES();                                               \
+        ASSERT_EQ(split_error(), "") << "could not make the split set"; \
     } while (0)
 
 // Compare `minfer hash ARGS MODEL` with the reference on the same arguments (in `cwd`).
@@ -179,7 +192,7 @@ TEST_P(HashOptions, NoTensorsAsReference) {
     expect_same(option_sets[GetParam()], hx().empty, hx().dir);
 }
 TEST_P(HashOptions, SplitSetAsReference) {
-    MINFER_NEED_FIXTURES();
+    MINFER_NEED_SPLIT();
     expect_same(option_sets[GetParam()], hx().split1, hx().dir);
 }
 INSTANTIATE_TEST_SUITE_P(Hash, HashOptions, ::testing::Range<std::size_t>(0, option_sets.size()), option_name);
@@ -272,7 +285,7 @@ std::string renamed(std::string text, const std::string& from, const std::string
 // A split set hashes like the same model merged: per-tensor and whole-model lines equal, except
 // the PATH text; both equal the original model's.
 TEST(Hash, SplitSetEqualsMergedModel) {
-    MINFER_NEED_FIXTURES();
+    MINFER_NEED_SPLIT();
     const std::vector<std::string> kinds{"hash", "--all", "--xxh3", "--uuid"};
     auto with = [&](const std::string& m) {
         auto a = kinds;
@@ -316,7 +329,7 @@ TEST_P(HashReal, AsReference) {
     MINFER_NEED_REFERENCE();
     if (GetParam().empty()) GTEST_SKIP() << "SKIPPED: no real fixtures at " << real_dir();
     const std::string f = GetParam();
-    const run_result probe = reference({"--sha1", f}, real_dir());
+    const run_result probe = reference({f}, real_dir());
     if (probe.rc != 0) {
         ASSERT_EQ(probe.rc, 1) << probe.err;
         const run_result r = tool({"hash", f}, real_dir());
@@ -325,8 +338,11 @@ TEST_P(HashReal, AsReference) {
         EXPECT_NE(r.err.find("Error: failed to parse GGUF: "), std::string::npos) << r.err;
         return;
     }
+    const run_result ours = tool({"hash", f}, real_dir());
+    EXPECT_EQ(ours.rc, 0) << ours.err;
+    EXPECT_EQ(ours.out, probe.out);
     for (const std::vector<std::string>& opts :
-         {std::vector<std::string>{}, {"--all", "--xxh3", "--uuid"}, {"--sha256", "--no-layer"}}) {
+         {std::vector<std::string>{"--all", "--xxh3", "--uuid"}, {"--sha256", "--no-layer"}}) {
         SCOPED_TRACE(join(opts));
         expect_same(opts, f, real_dir());
     }
@@ -355,7 +371,7 @@ TEST(HashFileSha256, AloneIsSha256sumOutput) {
 }
 
 TEST(HashFileSha256, SplitSetOneLinePerPart) {
-    MINFER_NEED_FIXTURES();
+    MINFER_NEED_SPLIT();
     const run_result want = sha256sum(hx().split_parts);
     ASSERT_EQ(want.rc, 0);
     const run_result r = tool({"hash", "--file-sha256", hx().split1}, hx().dir);
@@ -365,7 +381,7 @@ TEST(HashFileSha256, SplitSetOneLinePerPart) {
 }
 
 TEST(HashFileSha256, AfterTheHashLines) {
-    MINFER_NEED_FIXTURES();
+    MINFER_NEED_SPLIT();
     expect_same({"--all", "--uuid", "--file-sha256"}, hx().mixed, hx().dir);
     expect_same({"--xxh3", "--no-layer", "--file-sha256"}, hx().split1, hx().dir);
     expect_same({"--file-sha256"}, hx().empty, hx().dir);
@@ -412,7 +428,7 @@ TEST(HashFileSha256, ExpectWrong) {
 }
 
 TEST(HashFileSha256, ExpectSplitSetOneWrongPart) {
-    MINFER_NEED_FIXTURES();
+    MINFER_NEED_SPLIT();
     std::vector<std::string> args{"hash"};
     for (std::size_t i = 0; i < hx().split_parts.size(); ++i) {
         std::string hex = sum_of(hx().split_parts[i]);
@@ -431,7 +447,7 @@ TEST(HashFileSha256, ExpectSplitSetOneWrongPart) {
 }
 
 TEST(HashFileSha256, ExpectCountDifferentFromPartsIsUsage) {
-    MINFER_NEED_FIXTURES();
+    MINFER_NEED_SPLIT();
     const std::string h = sum_of(hx().mixed);
     EXPECT_EQ(tool({"hash", "--expect", h, "--expect", h, hx().mixed}, hx().dir).rc, 2);
     EXPECT_EQ(tool({"hash", "--expect", h, hx().split1}, hx().dir).rc, 2);
@@ -803,7 +819,7 @@ TEST(HashCheck, NoEntriesOfTheAskedKind) {
 
 // A split set checked against the merged model's manifest.
 TEST(HashCheck, SplitSetAgainstMergedManifest) {
-    MINFER_NEED_FIXTURES();
+    MINFER_NEED_SPLIT();
     const std::string m = write_manifest("merged.manifest", ref_lines({"--all", "--uuid"}, hx().merged));
     const run_result r = tool({"hash", "--check", m, hx().split1}, hx().dir);
     EXPECT_EQ(r.rc, 0) << r.out << r.err;
@@ -849,7 +865,7 @@ TEST(HashErrors, TruncatedModel) {
 }
 
 TEST(HashErrors, SplitSetMissingPartIsIo) {
-    MINFER_NEED_FIXTURES();
+    MINFER_NEED_SPLIT();
     const fs::path d = hx().dir / "split_missing";
     fs::create_directories(d);
     for (int i = 1; i <= 3; ++i)
