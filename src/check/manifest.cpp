@@ -176,6 +176,16 @@ result<manifest> read_manifest(const std::filesystem::path& path) noexcept {
         struct stat st{};
         if (::stat(path.c_str(), &st) != 0) return io_error(errno, {});
         if (S_ISDIR(st.st_mode)) return io_error(EISDIR, {});
+        auto too_large = [&](std::uint64_t size) {
+            error e;
+            e.code = errc::manifest_too_large;
+            e.expected = max_manifest_bytes;
+            e.found = size;
+            e.file = path.string();
+            return unexpected(std::move(e));
+        };
+        if (S_ISREG(st.st_mode) && static_cast<std::uint64_t>(st.st_size) > max_manifest_bytes)
+            return too_large(static_cast<std::uint64_t>(st.st_size));
         std::ifstream in(path, std::ios::binary);
         if (!in) return io_error(errno != 0 ? errno : EIO, {});
         // Read at most the cap plus one byte: a FIFO or a growing file has no trustworthy size.
@@ -188,14 +198,7 @@ result<manifest> read_manifest(const std::filesystem::path& path) noexcept {
             text.resize(old + static_cast<std::size_t>(in.gcount()));
         }
         if (in.bad()) return io_error(EIO, "read failed");
-        if (text.size() > max_manifest_bytes) {
-            error e;
-            e.code = errc::manifest_too_large;
-            e.expected = max_manifest_bytes;
-            e.found = S_ISREG(st.st_mode) ? static_cast<std::uint64_t>(st.st_size) : text.size();
-            e.file = path.string();
-            return unexpected(std::move(e));
-        }
+        if (text.size() > max_manifest_bytes) return too_large(text.size());  // a pipe or a growing file
         return parse_manifest(text, path.string());
     } catch (...) {
         return unexpected(detail::code_error(errc::out_of_memory));
