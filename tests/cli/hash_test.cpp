@@ -769,6 +769,31 @@ TEST(HashCheck, MalformedLineOfKnownType) {
     }
 }
 
+// A file name with spaces: the manifest's name is the rest of its line (llama-gguf-hash would take
+// the first word only and find nothing).
+TEST(HashCheck, NameWithSpaces) {
+    MINFER_NEED_FIXTURES();
+    fs::copy_file(hx().dir / hx().a64, hx().dir / "my model.gguf", fs::copy_options::overwrite_existing);
+    const std::string lines = ref_lines({"--sha1"}, "my model.gguf");
+    ASSERT_NE(lines.find("  my model.gguf:a.weight\n"), std::string::npos) << lines;
+    // Two files in it, so the match must be by name (not "the one file the manifest names").
+    const std::string m = write_manifest("spaces.manifest", lines + ref_lines({"--sha1"}, hx().a64, "other.gguf"));
+    const run_result r = tool({"hash", "--check", m, "my model.gguf"}, hx().dir);
+    EXPECT_EQ(r.rc, 0) << r.out << r.err;
+    EXPECT_EQ(r.out, header(m, "sha1") + all_ok(lines) + verdict(m, "Success"));
+}
+
+// Over 256 MiB: refused by its size (a sparse file: nothing is written or read).
+TEST(HashCheck, ManifestTooLarge) {
+    MINFER_NEED_FIXTURES();
+    const fs::path big = hx().dir / "huge.manifest";
+    write_file(big, ref_lines({"--sha1"}, hx().a64));
+    fs::resize_file(big, (std::uintmax_t{256} << 20) + 1);
+    const run_result r = tool({"hash", "--check", "huge.manifest", hx().a64}, hx().dir);
+    EXPECT_EQ(r.rc, 5) << r.out << r.err;
+    fs::remove(big);
+}
+
 // Two entries for the same tensor and kind with different hashes: a conflict, exit 1, whichever
 // comes first; the later one is shown with its line number.
 TEST(HashCheck, ConflictingDuplicates) {
