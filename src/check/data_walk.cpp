@@ -1,14 +1,16 @@
-// data_walk: windows read with pread into two cache-sized buffers (one worked on while the next is
-// read), or taken straight from memory for a model read into memory; jobs on a small pool.
+// data_walk: windows of the mapping, jobs on a small pool, each window's pages dropped from the
+// process once its jobs are done (MADV_DONTNEED: they stay in the page cache), so the resident set
+// stays about one window whatever the size of the model.
 //
-// Why pread and not the mapping: in a virtual machine, every 4 KiB page touched through a user
-// mapping costs a nested page walk; the kernel's copy reads the page cache through its own huge-page
-// mapping. Measured on a 4 GiB file (docs/PERFORMANCE.md): XXH3 over the mapping 6.4 GB/s, with
-// every page pre-populated by MADV_POPULATE_READ no better; `cat` (read into a small buffer) 13 GB/s.
-// A file truncated by another process while it is walked is then a precise I/O error, not a SIGBUS.
+// Why the mapping and not pread into a buffer, and why no MADV_WILLNEED / MADV_POPULATE_READ per
+// window: bench/bench_walk.cpp (minfer-bench-walk, run by scripts/bench-hash.sh beside `cat`)
+// measured the CPU time to bring 4 GiB of page-cached tensor bytes to an XXH3 consumer: the mapping
+// with pages dropped behind 0.35 s, pread into a 2 MiB buffer 0.45 s (the copy), and an earlier
+// walker that announced every window with WILLNEED and POPULATE_READ about 0.6 s. The kernel's own
+// read-ahead, asked for once with MADV_SEQUENTIAL, serves cold reads.
 #include "minfer/check/data_walk.hpp"
 
-#include <fcntl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -89,21 +91,6 @@ std::vector<window_range> plan_windows(const gguf::model& m, bool whole_files, s
     return out;
 }
 
-error read_error(const gguf::model& m, std::uint32_t part, std::uint64_t offset, int err, const char* what) {
-    error e;
-    e.code = errc::io_error;
-    e.where = gguf::section::data;
-    e.offset = offset;
-    e.sys_errno = err;
-    e.file = m.parts()[part].path.string();
-    e.detail = what;
-    if (m.parts().size() > 1) {
-        e.part = part + 1;
-        e.n_parts = static_cast<std::uint32_t>(m.parts().size());
-    }
-    return e;
-}
-
 // Jobs of one window on `threads` threads. start() hands the jobs to the workers and returns, so the
 // walking thread can read the next window; finish() has it take what is left and wait for the rest.
 // Waits spin briefly before sleeping: in a virtual machine waking a sleeping thread costs a VM exit
@@ -131,7 +118,8 @@ public:
     }
 
     void start(std::vector<job>& jobs) {
-        if (workers_.empty() || jobs.empty()) return;
+        dispatched_ = !workers_.empty() && jobs.size() > 1;  // one job: the caller runs it, no handoff
+        if (!dispatched_) return;
         {
             std::lock_guard lock(mu_);
             jobs_ = &jobs;
@@ -146,7 +134,7 @@ public:
     /// Runs what the workers have not taken and waits for the rest; false when a job threw.
     bool finish(std::vector<job>& jobs) {
         if (jobs.empty()) return true;
-        if (workers_.empty()) {
+        if (!dispatched_) {
             for (auto& j : jobs) call(j);
         } else {
             take_jobs(jobs, jobs.size());
@@ -162,7 +150,9 @@ public:
     }
 
 private:
-    static constexpr int spin_rounds = 20000;  // about 100 µs
+    // About 20 µs: enough to catch the next window's jobs of a busy walk, short enough not to take a
+    // core from the work on a loaded machine.
+    static constexpr int spin_rounds = 4000;
 
     static void pause() noexcept {
 #if defined(__x86_64__) || defined(__i386__)
@@ -221,6 +211,7 @@ private:
     std::mutex mu_;
     std::condition_variable start_;
     std::condition_variable done_;
+    bool dispatched_ = false;           // the walking thread's own: start() handed the jobs to workers
     std::vector<job>* jobs_ = nullptr;  // guarded by mu_
     std::size_t count_ = 0;             // guarded by mu_
     std::atomic<std::uint64_t> generation_{0};
@@ -231,47 +222,15 @@ private:
     std::atomic<bool> failed_{false};
 };
 
-// The bytes of one window: read into a buffer from the part's descriptor, or viewed in memory.
-class window_source {
-public:
-    window_source(const gguf::model& m, std::size_t w_bytes) : m_(m), w_bytes_(w_bytes) {}
-
-    /// Fill slot `slot` with window `w`. @returns io_error on a failed or short read.
-    result<std::span<const std::byte>> load(const window_range& w, int slot) {
-        const auto& part = m_.parts()[w.part];
-        const int fd = part.file.descriptor();
-        const std::size_t n = static_cast<std::size_t>(w.end - w.begin);
-        if (fd < 0) return part.file.bytes().subspan(static_cast<std::size_t>(w.begin), n);  // in memory
-        auto& buf = buffers_[slot];
-        if (!buf) {
-            buf.reset(new (std::align_val_t{64}) std::byte[w_bytes_]);
-            if (w.part != advised_part_) {
-                (void)posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);  // a larger read-ahead when cold
-                advised_part_ = w.part;
-            }
-        }
-        std::size_t done = 0;
-        while (done < n) {
-            const ssize_t got = ::pread(fd, buf.get() + done, n - done, static_cast<off_t>(w.begin + done));
-            if (got < 0 && errno == EINTR) continue;
-            if (got < 0) return unexpected(read_error(m_, w.part, w.begin + done, errno, "reading tensor data"));
-            if (got == 0)
-                return unexpected(read_error(m_, w.part, w.begin + done, 0,
-                                             "the file ended early: it was truncated after it was opened"));
-            done += static_cast<std::size_t>(got);
-        }
-        return std::span<const std::byte>(buf.get(), n);
-    }
-
-private:
-    struct aligned_delete {
-        void operator()(std::byte* p) const noexcept { ::operator delete[](p, std::align_val_t{64}); }
-    };
-    const gguf::model& m_;
-    std::size_t w_bytes_;
-    std::unique_ptr<std::byte[], aligned_delete> buffers_[2];
-    std::uint32_t advised_part_ = ~0u;
-};
+// Advice on whole pages inside [begin, end) of a part's mapping (the base is page-aligned); failures
+// are ignored: advice only. MADV_DONTNEED rounds inward so a page shared with the next window stays.
+void advise(const std::byte* base, std::uint64_t begin, std::uint64_t end, int advice) noexcept {
+    static const std::uint64_t page = static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE));
+    const std::uint64_t a = advice == MADV_DONTNEED ? (begin + page - 1) / page * page : begin / page * page;
+    const std::uint64_t b = advice == MADV_DONTNEED ? end / page * page : (end + page - 1) / page * page;
+    if (b <= a) return;
+    (void)::madvise(const_cast<std::byte*>(base) + a, static_cast<std::size_t>(b - a), advice);  // NOLINT
+}
 
 }  // namespace
 
@@ -294,7 +253,6 @@ result<void> walk_model_data(const gguf::model& m, std::span<data_consumer* cons
         threads = std::min(threads, 256u);
         const std::vector<window_range> windows = plan_windows(m, options.whole_files, w_bytes);
         const std::uint64_t total = walk_bytes(m, options.whole_files);
-        window_source source(m, w_bytes);
         job_pool pool(threads);
         std::uint64_t done = 0;
         std::vector<tensor_piece> pieces;
@@ -302,13 +260,16 @@ result<void> walk_model_data(const gguf::model& m, std::span<data_consumer* cons
         const auto tensors = m.tensors();
         std::size_t ti = 0;  // the first tensor not yet wholly delivered (tensors are in part, file order)
 
-        int slot = 0;
-        result<std::span<const std::byte>> current = std::span<const std::byte>();
-        if (!windows.empty()) current = source.load(windows[0], slot);
         for (std::size_t k = 0; k < windows.size(); ++k) {
-            if (!current) return unexpected(current.error());
             const window_range& wr = windows[k];
-            const std::byte* base = current->data();
+            const auto& file = m.parts()[wr.part].file;
+            const std::byte* base = file.bytes().data();
+            const bool mapped = file.mode() == gguf::load_mode::map;
+            if (mapped && wr.part_first) {
+                const window_range* last = &wr;
+                while (last + 1 < windows.data() + windows.size() && last[1].part == wr.part) ++last;
+                advise(base, wr.begin, last->end, MADV_SEQUENTIAL);  // a larger read-ahead when cold
+            }
             pieces.clear();
             while (ti < tensors.size() && tensors[ti].part == wr.part) {
                 const byte_range s = span_of(m, tensors[ti]);
@@ -318,7 +279,7 @@ result<void> walk_model_data(const gguf::model& m, std::span<data_consumer* cons
                 tensor_piece piece;
                 piece.tensor = static_cast<std::uint32_t>(ti);
                 piece.offset = a - s.begin;
-                piece.bytes = std::span<const std::byte>(base + (a - wr.begin), static_cast<std::size_t>(b - a));
+                piece.bytes = std::span<const std::byte>(base + a, static_cast<std::size_t>(b - a));
                 piece.first = a == s.begin;
                 piece.last = b == s.end;
                 pieces.push_back(piece);
@@ -330,7 +291,7 @@ result<void> walk_model_data(const gguf::model& m, std::span<data_consumer* cons
             w.index = k;
             w.part = wr.part;
             w.file_offset = wr.begin;
-            w.bytes = *current;
+            w.bytes = std::span<const std::byte>(base + wr.begin, static_cast<std::size_t>(wr.end - wr.begin));
             w.tensors = pieces;
             w.part_first = wr.part_first;
             w.part_last = wr.part_last;
@@ -338,14 +299,10 @@ result<void> walk_model_data(const gguf::model& m, std::span<data_consumer* cons
             for (data_consumer* c : consumers)
                 if (c != nullptr) c->schedule(w, jobs);
             pool.start(jobs);
-            // Read the next window into the other buffer while the workers hash this one.
-            result<std::span<const std::byte>> next = std::span<const std::byte>();
-            if (k + 1 < windows.size()) next = source.load(windows[k + 1], 1 - slot);
             if (!pool.finish(jobs)) return unexpected(detail::code_error(errc::out_of_memory));
+            if (mapped) advise(base, wr.begin, wr.end, MADV_DONTNEED);  // keep the resident set small
             done += wr.end - wr.begin;
             if (options.progress) options.progress(done, total);
-            current = std::move(next);
-            slot = 1 - slot;
         }
         return {};
     } catch (...) {

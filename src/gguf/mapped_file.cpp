@@ -61,9 +61,7 @@ result<mapped_file> mapped_file::open(const std::filesystem::path& path, load_mo
         if (p == MAP_FAILED) return unexpected(io(path, "map", errno));
         f.data_ = static_cast<const std::byte*>(p);
         f.mapped_ = true;
-        f.fd_ = fd.fd;  // kept for descriptor(): reading the same file with pread
-        fd.fd = -1;
-        return f;
+        return f;  // the mapping stays valid after the descriptor is closed
     }
     try {
         f.owned_.reset(new std::byte[f.size_]);
@@ -88,8 +86,7 @@ result<mapped_file> mapped_file::open(const std::filesystem::path& path, load_mo
 }
 
 mapped_file::mapped_file(mapped_file&& o) noexcept
-    : data_(o.data_), size_(o.size_), mode_(o.mode_), mapped_(o.mapped_), fd_(o.fd_), owned_(std::move(o.owned_)) {
-    o.fd_ = -1;
+    : data_(o.data_), size_(o.size_), mode_(o.mode_), mapped_(o.mapped_), owned_(std::move(o.owned_)) {
     o.data_ = nullptr;
     o.size_ = 0;
     o.mapped_ = false;
@@ -102,8 +99,6 @@ mapped_file& mapped_file::operator=(mapped_file&& o) noexcept {
         size_ = o.size_;
         mode_ = o.mode_;
         mapped_ = o.mapped_;
-        fd_ = o.fd_;
-        o.fd_ = -1;
         owned_ = std::move(o.owned_);
         o.data_ = nullptr;
         o.size_ = 0;
@@ -116,8 +111,6 @@ mapped_file::~mapped_file() { release(); }
 
 void mapped_file::release() noexcept {
     if (mapped_) ::munmap(const_cast<std::byte*>(data_), size_);
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
     owned_.reset();
     data_ = nullptr;
     size_ = 0;

@@ -1,20 +1,20 @@
 #pragma once
 // data_walk: one pass over a model's bytes in file order, part after part, window by window, for any
-// number of consumers at once (model and tensor hashes, file hashes, value checks). Each window is
-// read with pread from the part's descriptor into one of two buffers (the next window is read while
-// the current one is worked on; a model opened with load_mode::read is walked in memory). For each
-// window the walker asks every consumer for jobs (independent pieces of work on that window), runs
-// them on a small pool of threads and waits for all of them before the next window, so memory stays
-// two windows whatever the size of the model. src/check/data_walk.cpp says why pread and not the
-// mapping.
+// number of consumers at once (model and tensor hashes, file hashes, value checks). Nothing is
+// copied: a window is a span of the part's mapping. For each window the walker asks every consumer
+// for jobs (independent pieces of work on that window), runs them on a small pool of threads, waits
+// for all of them, then drops the window's pages from the process (MADV_DONTNEED: they stay in the
+// page cache), so the resident memory stays about one window whatever the size of the model.
+// src/check/data_walk.cpp says why the mapping and not pread (measured).
 //
 // Order guarantees (what makes one-stream hashes possible): schedule() is called on the walking
 // thread, window after window in file order; every job of window k has finished before
 // schedule() is called for window k+1. Jobs of one window run concurrently with each other, so two
-// jobs must never touch the same state. A window's bytes are valid until its jobs have finished.
+// jobs must never touch the same state. A window's bytes are to be read only by its jobs.
 //
-// A file truncated by another process while it is walked gives io_error (the part, the offset), not
-// a SIGBUS.
+// A file that another process truncates while it is walked raises SIGBUS, as any mapped read does;
+// the CLI turns it into an I/O error (cli/common/sigbus_guard.hpp). With load_mode::read the model
+// is in memory already and nothing is dropped.
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -73,9 +73,8 @@ struct walk_options {
 std::uint64_t walk_bytes(const gguf::model& m, bool whole_files) noexcept;
 
 /// Walk the model's bytes once for every consumer.
-/// @returns io_error (a read failed, or the file is shorter than when it was opened: file, part and
-/// offset set), out_of_memory (the library's allocations; jobs that throw are caught and reported
-/// the same way). Consumers report their own errors.
+/// @returns out_of_memory (the library's allocations; jobs that throw are caught and reported the
+/// same way). Consumers report their own errors.
 result<void> walk_model_data(const gguf::model& m, std::span<data_consumer* const> consumers,
                              const walk_options& options = {}) noexcept;
 

@@ -37,11 +37,6 @@ public:
     std::span<const std::byte> bytes() const&& = delete;  // a view of a temporary would dangle
     std::size_t size() const noexcept { return size_; }
     load_mode mode() const noexcept { return mode_; }
-    /// The read-only descriptor of a mapped file, open as long as this object (-1 in read mode and
-    /// for an empty file). For streaming the same bytes with pread: in a virtual machine every 4 KiB
-    /// page first touched through a mapping costs a nested page walk, and a kernel copy into a
-    /// cache-sized buffer is about twice as fast as reading the mapping (docs/PERFORMANCE.md).
-    int descriptor() const noexcept { return fd_; }
 
 private:
     void release() noexcept;
@@ -49,7 +44,6 @@ private:
     std::size_t size_ = 0;
     load_mode mode_ = load_mode::map;
     bool mapped_ = false;                 // true when data_ came from mmap (an empty file is not mapped)
-    int fd_ = -1;                         // the mapped file's descriptor
     std::unique_ptr<std::byte[]> owned_;  // load_mode::read
 };
 
