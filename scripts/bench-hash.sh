@@ -221,7 +221,15 @@ cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')
 commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo "?")
 header="model: $model, $bytes bytes ($disk_kb KiB on disk), best of $reps warm runs; $(nproc) CPUs ($cpu); commit $commit; $(date -u '+%Y-%m-%d %H:%M UTC')"
 
-fmt_row() {  # fmt_row I SEP -> fields
+failed=()
+if [ -s "$tfile.rc" ]; then
+  while read -r i _ rc; do failed[i]=$rc; done < "$tfile.rc"
+fi
+fmt_row() {  # fmt_row I SEP -> fields (a command that failed: its exit status, no numbers)
+  if [ -n "${failed[$1]:-}" ]; then
+    echo "${names[$1]}$2failed (exit ${failed[$1]})$2-$2-$2-$2-$2-$2-"
+    return
+  fi
   awk -v us="${best[$1]}" -v ref="${best[${refs[$1]}]}" -v b="$bytes" -v kib="${rss[$1]}" \
       -v cus="${coldt[$1]}" -v cref="${coldt[${refs[$1]}]}" -v name="${names[$1]}" -v sep="$2" -v self="$1" -v refi="${refs[$1]}" 'BEGIN {
     s = us / 1e6; gbs = b / s / 1e9
