@@ -869,6 +869,24 @@ TEST(HashCheck, ModelMissingIsIoError8) {
     EXPECT_EQ(r.rc, 8) << r.out << r.err;
 }
 
+// Both checks in one run: the manifest's lines and verdict, then the file lines and OK/FAILED; a
+// failed --expect makes a successful check exit 1.
+TEST(HashCheck, WithExpect) {
+    MINFER_NEED_FIXTURES();
+    const std::string lines = ref_lines({"--xxh64"}, hx().a64);
+    const std::string m = write_manifest("with_expect.manifest", lines);
+    const std::string sum = sum_of(hx().a64);
+    const run_result r = tool({"hash", "--check", m, "--expect", sum, hx().a64}, hx().dir);
+    EXPECT_EQ(r.rc, 0) << r.out << r.err;
+    EXPECT_EQ(r.out, header(m, "xxh64") + all_ok(lines) + verdict(m, "Success") + sum + "  a64.gguf\n" +
+                         "a64.gguf: OK\n");
+    std::string wrong = sum;
+    wrong[63] = wrong[63] == '0' ? '1' : '0';
+    const run_result w = tool({"hash", "--check", m, "--expect", wrong, hx().a64}, hx().dir);
+    EXPECT_EQ(w.rc, 1) << w.out << w.err;
+    EXPECT_TRUE(w.out.ends_with(verdict(m, "Success") + sum + "  a64.gguf\n" + "a64.gguf: FAILED\n")) << w.out;
+}
+
 // ---- invalid files and usage ----------------------------------------------------------------------
 
 TEST(HashErrors, TruncatedModel) {
