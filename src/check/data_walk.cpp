@@ -3,11 +3,12 @@
 // stays about one window whatever the size of the model.
 //
 // Why the mapping and not pread into a buffer, and why no MADV_WILLNEED / MADV_POPULATE_READ per
-// window: bench/bench_walk.cpp (minfer-bench-walk, run by scripts/bench-hash.sh beside `cat`)
-// measured the CPU time to bring 4 GiB of page-cached tensor bytes to an XXH3 consumer: the mapping
-// with pages dropped behind 0.35 s, pread into a 2 MiB buffer 0.45 s (the copy), and an earlier
-// walker that announced every window with WILLNEED and POPULATE_READ about 0.6 s. The kernel's own
-// read-ahead, asked for once with MADV_SEQUENTIAL, serves cold reads.
+// window: bench/bench_walk.cpp (minfer-bench-walk; docs/PERFORMANCE.md has the table) brought 4.5 GB
+// of page-cached tensor bytes to an XXH3 consumer in 0.44 s through the mapping with pages dropped
+// behind, 0.55 s with pread into a 2 MiB buffer (the copy costs more than the page faults), 0.37 s
+// through this walker; an earlier walker that announced every window with WILLNEED and
+// POPULATE_READ was slower than all of them. The kernel's read-ahead, asked for once with
+// MADV_SEQUENTIAL, serves cold reads.
 #include "minfer/check/data_walk.hpp"
 
 #include <sys/mman.h>
