@@ -19,6 +19,7 @@
 #include <map>
 #include <span>
 #include <stdexcept>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -67,8 +68,38 @@ inline std::vector<std::string> split_on(const std::string& s, char sep) {
 
 inline const fs::path& temp_root();
 
-// Run `minfer <args…>` with stdout and stderr sent to files (no pipe to deadlock on); `stdout_to`
-// replaces the stdout file (e.g. /dev/full).
+// Run the program args[0] (a path) with args, stdout and stderr sent to files (no pipe to deadlock
+// on), in `cwd` when given. @returns the exit status (negative: the signal that ended it), or
+// nullopt with `why` set when it could not be started.
+inline std::optional<int> spawn_to_files(const std::vector<std::string>& args, const fs::path& out_path,
+                                         const fs::path& err_path, const fs::path& cwd, std::string& why) {
+    std::vector<std::string> argv_s = args;
+    std::vector<char*> argv;
+    for (std::string& a : argv_s) argv.push_back(a.data());
+    argv.push_back(nullptr);
+
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&fa, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (!cwd.empty()) posix_spawn_file_actions_addchdir_np(&fa, cwd.c_str());
+    pid_t pid = 0;
+    const int sp = posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&fa);
+    if (sp != 0) {
+        why = "posix_spawn of " + args[0] + " failed: " + std::strerror(sp);
+        return std::nullopt;
+    }
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0) {
+    }
+    if (WIFEXITED(status)) return WEXITSTATUS(status);
+    if (WIFSIGNALED(status)) return -WTERMSIG(status);
+    return -1;
+}
+
+// Run `minfer <args…>` with stdout and stderr sent to files; `stdout_to` replaces the stdout file
+// (e.g. /dev/full).
 inline run_result run(const std::vector<std::string>& args, const fs::path& stdout_to = {}) {
     static int counter = 0;
     const fs::path out_path =
@@ -78,30 +109,14 @@ inline run_result run(const std::vector<std::string>& args, const fs::path& stdo
 
     std::vector<std::string> argv_s{MINFER_EXE};
     argv_s.insert(argv_s.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (std::string& a : argv_s) argv.push_back(a.data());
-    argv.push_back(nullptr);
-
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&fa, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    pid_t pid = 0;
-    const int sp = posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&fa);
     run_result r;
-    if (sp != 0) {
-        r.err = "posix_spawn failed: " + std::string(std::strerror(sp));
+    std::string why;
+    const auto rc = spawn_to_files(argv_s, out_path, err_path, {}, why);
+    if (!rc) {
+        r.err = why;
         return r;
     }
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0) {
-    }
-    if (WIFEXITED(status)) {
-        r.rc = WEXITSTATUS(status);
-    } else if (WIFSIGNALED(status)) {
-        r.rc = -WTERMSIG(status);
-    }
+    r.rc = *rc;
     if (stdout_to.empty()) r.out = slurp(out_path);
     r.err = slurp(err_path);
     return r;

@@ -22,28 +22,14 @@ inline run_result spawn_in(const std::vector<std::string>& args, const fs::path&
     const fs::path out_path = fs::absolute(temp_root() / ("hash.out." + std::to_string(counter)));
     const fs::path err_path = fs::absolute(temp_root() / ("hash.err." + std::to_string(counter)));
     ++counter;
-    std::vector<std::string> argv_s = args;
-    std::vector<char*> argv;
-    for (std::string& a : argv_s) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&fa, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (!cwd.empty()) posix_spawn_file_actions_addchdir_np(&fa, cwd.c_str());
-    pid_t pid = 0;
-    const int sp = posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&fa);
     run_result r;
-    if (sp != 0) {
-        r.err = "posix_spawn of " + args[0] + " failed: " + std::strerror(sp);
+    std::string why;
+    const auto rc = spawn_to_files(args, out_path, err_path, cwd, why);
+    if (!rc) {
+        r.err = why;
         return r;
     }
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0) {
-    }
-    if (WIFEXITED(status)) r.rc = WEXITSTATUS(status);
-    else if (WIFSIGNALED(status)) r.rc = -WTERMSIG(status);
+    r.rc = *rc;
     r.out = slurp(out_path);
     r.err = slurp(err_path);
     fs::remove(out_path);
