@@ -100,7 +100,7 @@ void make_model(test_model& t, const std::vector<std::int64_t>& counts, std::uin
     std::uint64_t off = 0;
     std::vector<std::uint64_t> offs;
     for (std::size_t i = 0; i < counts.size(); ++i) {
-        g.tensor_info("t" + std::to_string(i), {counts[i]}, minfer::gguf::tensor_type::f32, off);
+        g.tensor_info(std::string("t").append(std::to_string(i)), {counts[i]}, minfer::gguf::tensor_type::f32, off);
         offs.push_back(off);
         off += (static_cast<std::uint64_t>(counts[i]) * 4 + 31) / 32 * 32;
     }

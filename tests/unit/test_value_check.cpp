@@ -493,12 +493,12 @@ TEST(ValueCheck, CleanRandomDataGivesNothing) {
     temp_dir dir;
     std::vector<tspec> ts;
     std::uint32_t seed = 100;
-    for (const auto& f : float_types) ts.push_back({"f" + std::to_string(ts.size()), f.type, 777, finite_elements(f, 777, ++seed)});
+    for (const auto& f : float_types) ts.push_back({std::string("f").append(std::to_string(ts.size())), f.type, 777, finite_elements(f, 777, ++seed)});
     // f64: within f32's range (random exponents would overflow f32, which values mode reports)
     std::mt19937 g(seed);
     std::uniform_real_distribution<double> u(-1e30, 1e30);
     for (std::size_t i = 0; i < 777; ++i) put(ts[3].data, i * 8, u(g));
-    for (const auto& q : qtypes()) ts.push_back({"q" + std::to_string(ts.size()), q.type, 37 * q.values, finite_blocks(q, 37, ++seed)});
+    for (const auto& q : qtypes()) ts.push_back({std::string("q").append(std::to_string(ts.size())), q.type, 37 * q.values, finite_blocks(q, 37, ++seed)});
     auto m = make_model(dir, ts);
     for (bool values : {false, true}) {
         check::value_check_options o;
