@@ -17,6 +17,7 @@
 #include "../common/run_printing.hpp"
 #include "../common/progress.hpp"
 #include "../common/sizes.hpp"
+#include "../common/usage_error.hpp"
 #include "commands.hpp"
 #include "minfer/gguf/text.hpp"
 #include "minfer/gguf_write/merge.hpp"
@@ -35,10 +36,6 @@ struct merge_cli_options {
 
 merge_cli_options opt;  // filled by CLI11 during parsing, read by merge_run()
 
-int usage_error(const std::string& message) {
-    fmt::print(stderr, "Error: {}\n", message);
-    return exit_usage;
-}
 
 int run(out_buffer& out) {
     auto m = open_model(opt.input, false);

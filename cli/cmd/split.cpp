@@ -26,6 +26,7 @@
 #include "../common/progress.hpp"
 #include "../common/size_arg.hpp"
 #include "../common/sizes.hpp"
+#include "../common/usage_error.hpp"
 #include "commands.hpp"
 #include "minfer/gguf/text.hpp"
 #include "minfer/gguf_write/model_source.hpp"
@@ -50,10 +51,6 @@ split_cli_options opt;  // filled by CLI11 during parsing, read by split_run()
 CLI::Option* max_tensors_opt = nullptr;
 CLI::Option* max_size_opt = nullptr;
 
-int usage_error(const std::string& message) {
-    fmt::print(stderr, "Error: {}\n", message);
-    return exit_usage;
-}
 
 std::string part_line(const gguf::model& m, const gguf::split_plan& plan, std::uint32_t i, const std::string& name,
                       std::size_t name_w) {

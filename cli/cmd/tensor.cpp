@@ -31,6 +31,7 @@
 #include "../common/suggest.hpp"
 #include "../common/value_stats.hpp"
 #include "../common/value_stream.hpp"
+#include "../common/usage_error.hpp"
 #include "../print/json_writer.hpp"
 #include "commands.hpp"
 #include "minfer/gguf/text.hpp"
@@ -58,10 +59,6 @@ tensor_cli_options opt;  // filled by CLI11 during parsing, read by tensor_run()
 
 constexpr std::uint64_t default_rows = 4;
 
-int usage_error(const std::string& message) {
-    fmt::print(stderr, "Error: {}\n", message);
-    return exit_usage;
-}
 
 // The facts of a tensor every output shows.
 struct layout {

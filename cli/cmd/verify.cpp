@@ -22,6 +22,7 @@
 #include "../common/quote.hpp"
 #include "../common/run_printing.hpp"
 #include "../common/value_stream.hpp"
+#include "../common/usage_error.hpp"
 #include "../print/json_writer.hpp"
 #include "commands.hpp"
 #include "minfer/check/data_walk.hpp"
@@ -48,10 +49,6 @@ struct verify_cli_options {
 
 verify_cli_options opt;  // filled by CLI11 during parsing, read by verify_run()
 
-int usage_error(const std::string& message) {
-    fmt::print(stderr, "Error: {}\n", message);
-    return exit_usage;
-}
 
 // "4.1 GiB", "12.0 MiB", "3.5 KiB", "17 bytes".
 std::string size_text(std::uint64_t b) {
