@@ -16,12 +16,8 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cerrno>
 #include <condition_variable>
-#include <cstdlib>
-#include <memory>
 #include <mutex>
-#include <new>
 #include <thread>
 
 #include "errors.hpp"
@@ -48,22 +44,36 @@ byte_range span_of(const gguf::model& m, const gguf::tensor_ref& t) noexcept {
     return {begin, begin + t.info->n_bytes};
 }
 
-bool part_has_tensors(const gguf::model& m, std::uint32_t part) noexcept {
-    return std::any_of(m.tensors().begin(), m.tensors().end(), [&](const auto& t) { return t.part == part; });
-}
+// The range of each part the walk covers: all of it, or its tensor bytes. One pass over the
+// tensors for all parts (a split set may have thousands of parts). `walked` is false for a part
+// without tensors when only tensor bytes are walked.
+struct part_range {
+    std::uint64_t begin = ~std::uint64_t{0};
+    std::uint64_t end = 0;
+    bool walked = false;
+};
 
-// The range of a part the walk covers: all of it, or its tensor bytes; empty (begin > end) when the
-// part has nothing to walk.
-byte_range range_of(const gguf::model& m, std::uint32_t part, bool whole_files) noexcept {
-    if (whole_files) return {0, m.parts()[part].file.size()};
-    byte_range r{~std::uint64_t{0}, 0};
+std::vector<part_range> part_ranges(const gguf::model& m, bool whole_files) {
+    std::vector<part_range> out(m.parts().size());
+    if (whole_files) {
+        for (std::size_t p = 0; p < out.size(); ++p) out[p] = {0, m.parts()[p].file.size(), true};
+        return out;
+    }
     for (const auto& t : m.tensors()) {
-        if (t.part != part) continue;
         const byte_range s = span_of(m, t);
+        part_range& r = out[t.part];
         r.begin = std::min(r.begin, s.begin);
         r.end = std::max(r.end, s.end);
+        r.walked = true;
     }
-    return r;
+    return out;
+}
+
+std::uint64_t total_bytes(std::span<const part_range> ranges) noexcept {
+    std::uint64_t total = 0;
+    for (const part_range& r : ranges)
+        if (r.walked) total += r.end - r.begin;
+    return total;
 }
 
 struct window_range {
@@ -75,11 +85,11 @@ struct window_range {
 };
 
 // Every window of the walk, in order: cut at multiples of the window size in each file.
-std::vector<window_range> plan_windows(const gguf::model& m, bool whole_files, std::uint64_t w_bytes) {
+std::vector<window_range> plan_windows(std::span<const part_range> ranges, std::uint64_t w_bytes) {
     std::vector<window_range> out;
-    for (std::uint32_t p = 0; p < m.parts().size(); ++p) {
-        if (!whole_files && !part_has_tensors(m, p)) continue;
-        const byte_range r = range_of(m, p, whole_files);
+    for (std::uint32_t p = 0; p < ranges.size(); ++p) {
+        const part_range& r = ranges[p];
+        if (!r.walked) continue;
         std::uint64_t pos = r.begin;
         bool first = true;
         do {  // at least one window per walked part (a part whose tensors are all empty gets an empty one)
@@ -92,9 +102,8 @@ std::vector<window_range> plan_windows(const gguf::model& m, bool whole_files, s
     return out;
 }
 
-// Jobs of one window on `threads` threads. start() hands the jobs to the workers and returns, so the
-// walking thread can read the next window; finish() has it take what is left and wait for the rest.
-// Waits spin briefly before sleeping: in a virtual machine waking a sleeping thread costs a VM exit
+// Jobs of one window on `threads` threads: run() hands them to the workers, takes jobs itself and
+// waits for the rest. Waits spin briefly before sleeping: in a virtual machine waking a sleeping thread costs a VM exit
 // (up to a millisecond measured here), more than the work of a small window.
 class job_pool {
 public:
@@ -118,9 +127,12 @@ public:
         for (auto& w : workers_) w.join();
     }
 
-    void start(std::vector<job>& jobs) {
-        dispatched_ = !workers_.empty() && jobs.size() > 1;  // one job: the caller runs it, no handoff
-        if (!dispatched_) return;
+    /// Runs every job (one job: on the calling thread, no handoff); false when a job threw.
+    bool run(std::vector<job>& jobs) {
+        if (workers_.empty() || jobs.size() <= 1) {
+            for (auto& j : jobs) call(j);
+            return !failed_.exchange(false);
+        }
         {
             std::lock_guard lock(mu_);
             jobs_ = &jobs;
@@ -130,19 +142,12 @@ public:
             generation_.fetch_add(1);
         }
         start_.notify_all();
-    }
-
-    /// Runs what the workers have not taken and waits for the rest; false when a job threw.
-    bool finish(std::vector<job>& jobs) {
-        if (jobs.empty()) return true;
-        if (!dispatched_) {
-            for (auto& j : jobs) call(j);
-        } else {
-            take_jobs(jobs, jobs.size());
-            // Every job done, and no worker still inside take_jobs for this generation (it could
-            // otherwise take a job of the next one from a vector being refilled).
-            auto all_done = [&] { return left_.load() == 0 && busy_.load() == 0; };
-            for (int i = 0; i < spin_rounds && !all_done(); ++i) pause();
+        take_jobs(jobs, jobs.size());
+        // Every job done, and no worker still inside take_jobs for this generation (it could
+        // otherwise take a job of the next one from a vector being refilled).
+        auto all_done = [&] { return left_.load() == 0 && busy_.load() == 0; };
+        for (int i = 0; i < spin_rounds && !all_done(); ++i) pause();
+        {
             std::unique_lock lock(mu_);
             done_.wait(lock, all_done);
             jobs_ = nullptr;
@@ -212,7 +217,6 @@ private:
     std::mutex mu_;
     std::condition_variable start_;
     std::condition_variable done_;
-    bool dispatched_ = false;           // the walking thread's own: start() handed the jobs to workers
     std::vector<job>* jobs_ = nullptr;  // guarded by mu_
     std::size_t count_ = 0;             // guarded by mu_
     std::atomic<std::uint64_t> generation_{0};
@@ -236,13 +240,11 @@ void advise(const std::byte* base, std::uint64_t begin, std::uint64_t end, int a
 }  // namespace
 
 std::uint64_t walk_bytes(const gguf::model& m, bool whole_files) noexcept {
-    std::uint64_t total = 0;
-    for (std::uint32_t p = 0; p < m.parts().size(); ++p) {
-        if (!whole_files && !part_has_tensors(m, p)) continue;
-        const byte_range r = range_of(m, p, whole_files);
-        total += r.end - r.begin;
+    try {
+        return total_bytes(part_ranges(m, whole_files));
+    } catch (...) {  // the vector of ranges: one entry per part
+        return 0;
     }
-    return total;
 }
 
 result<void> walk_model_data(const gguf::model& m, std::span<data_consumer* const> consumers,
@@ -252,8 +254,9 @@ result<void> walk_model_data(const gguf::model& m, std::span<data_consumer* cons
                                                                   window_quantum * window_quantum);
         unsigned threads = options.threads != 0 ? options.threads : std::max(1u, std::thread::hardware_concurrency());
         threads = std::min(threads, 256u);
-        const std::vector<window_range> windows = plan_windows(m, options.whole_files, w_bytes);
-        const std::uint64_t total = walk_bytes(m, options.whole_files);
+        const std::vector<part_range> ranges = part_ranges(m, options.whole_files);
+        const std::vector<window_range> windows = plan_windows(ranges, w_bytes);
+        const std::uint64_t total = total_bytes(ranges);
         job_pool pool(threads);
         std::uint64_t done = 0;
         std::vector<tensor_piece> pieces;
@@ -266,11 +269,8 @@ result<void> walk_model_data(const gguf::model& m, std::span<data_consumer* cons
             const auto& file = m.parts()[wr.part].file;
             const std::byte* base = file.bytes().data();
             const bool mapped = file.mode() == gguf::load_mode::map;
-            if (mapped && wr.part_first) {
-                const window_range* last = &wr;
-                while (last + 1 < windows.data() + windows.size() && last[1].part == wr.part) ++last;
-                advise(base, wr.begin, last->end, MADV_SEQUENTIAL);  // a larger read-ahead when cold
-            }
+            if (mapped && wr.part_first)  // a larger read-ahead when cold
+                advise(base, ranges[wr.part].begin, ranges[wr.part].end, MADV_SEQUENTIAL);
             pieces.clear();
             while (ti < tensors.size() && tensors[ti].part == wr.part) {
                 const byte_range s = span_of(m, tensors[ti]);
@@ -299,8 +299,7 @@ result<void> walk_model_data(const gguf::model& m, std::span<data_consumer* cons
             jobs.clear();
             for (data_consumer* c : consumers)
                 if (c != nullptr) c->schedule(w, jobs);
-            pool.start(jobs);
-            if (!pool.finish(jobs)) return unexpected(detail::code_error(errc::out_of_memory));
+            if (!pool.run(jobs)) return unexpected(detail::code_error(errc::out_of_memory));
             if (mapped) advise(base, wr.begin, wr.end, MADV_DONTNEED);  // keep the resident set small
             done += wr.end - wr.begin;
             if (options.progress) options.progress(done, total);
