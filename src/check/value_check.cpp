@@ -13,7 +13,6 @@
 #include <algorithm>
 #include <array>
 #include <bit>
-#include <cmath>
 #include <cstring>
 #include <deque>
 #include <limits>
@@ -86,13 +85,11 @@ std::uint64_t load64(const std::byte* p) noexcept {
     return v;
 }
 
+// An f16's value for a finding's report, converted by minfer::quant (findings only: never a hot path).
 double half_value(std::uint16_t h) noexcept {
-    const double sign = (h & 0x8000u) != 0 ? -1.0 : 1.0;
-    const int e = (h >> 10) & 31;
-    const int m = h & 0x3ff;
-    if (e == 31) return m != 0 ? std::numeric_limits<double>::quiet_NaN() : sign * std::numeric_limits<double>::infinity();
-    if (e == 0) return sign * std::ldexp(m, -24);
-    return sign * std::ldexp(1024 + m, e - 25);
+    float out = 0;
+    (void)quant::dequantize(tensor_type::f16, std::as_bytes(std::span(&h, 1)), std::span(&out, 1));
+    return static_cast<double>(out);
 }
 
 double float_value(std::uint32_t b) noexcept { return static_cast<double>(std::bit_cast<float>(b)); }
