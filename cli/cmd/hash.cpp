@@ -51,17 +51,13 @@ std::vector<hash_kind> chosen_kinds() {
     return k;
 }
 
-void print_line(out_buffer& out, hash_kind kind, const std::string& text, std::string_view name) {
+// llama-gguf-hash's line: "%-8s  %s  %s", and in check mode "  -  <status>" after it.
+void print_line(out_buffer& out, hash_kind kind, const std::string& text, std::string_view name,
+                std::string_view status = {}) {
     out.print("{:<8}  {}  ", check::to_string(kind), text);
     out.write(name);
+    if (!status.empty()) out.print("  -  {}", status);
     out.put('\n');
-}
-
-void print_check_line(out_buffer& out, hash_kind kind, const std::string& text, std::string_view name,
-                      std::string_view status) {
-    out.print("{:<8}  {}  ", check::to_string(kind), text);
-    out.write(name);
-    out.print("  -  {}\n", status);
 }
 
 std::string line_name(const gguf::model& m, const check::check_line& l) {
@@ -132,12 +128,12 @@ int run(out_buffer& out) {
             fmt::print(stderr, "note: {} names one file, '{}'; its entries are checked against {}\n", opt.manifest,
                        rep.file_name, opt.model);
         for (const auto& l : rep.lines)
-            print_check_line(out, l.kind, l.ours.text(), line_name(*m, l), check::to_string(l.status));
+            print_line(out, l.kind, l.ours.text(), line_name(*m, l), check::to_string(l.status));
         for (const auto* e : rep.unknown_tensors)
-            print_check_line(out, e->kind, e->value.text(), e->name,
+            print_line(out, e->kind, e->value.text(), e->name,
                              fmt::format("No Such Tensor (manifest line {})", e->line));
         for (const auto* e : rep.conflicting)
-            print_check_line(out, e->kind, e->value.text(), e->name,
+            print_line(out, e->kind, e->value.text(), e->name,
                              fmt::format("Conflicting Entry (manifest line {})", e->line));
         if (!rep.missing_tensors.empty())
             fmt::print(stderr, "{} of {} tensors have no entry in {} (their lines say Not Found)\n",
@@ -160,10 +156,12 @@ int run(out_buffer& out) {
         std::vector<std::string> paths;
         for (std::size_t p = 0; p < m->parts().size(); ++p)
             paths.push_back(p == 0 ? opt.model : m->parts()[p].path.string());
-        for (std::size_t p = 0; p < paths.size(); ++p) out.print("{}  {}\n", d->files[p].text(), paths[p]);
+        std::vector<std::string> hex;
+        for (const check::digest& f : d->files) hex.push_back(f.text());
+        for (std::size_t p = 0; p < paths.size(); ++p) out.print("{}  {}\n", hex[p], paths[p]);
         bool failed = false;
         for (std::size_t p = 0; p < opt.expect.size(); ++p) {
-            const bool same = d->files[p].text() == opt.expect[p];
+            const bool same = hex[p] == opt.expect[p];
             out.print("{}: {}\n", paths[p], same ? "OK" : "FAILED");
             failed = failed || !same;
         }
