@@ -39,7 +39,13 @@ int exit_code_for(const gguf::error& e) noexcept {
     switch (e.code) {
         case gguf::errc::io_error:
         case gguf::errc::split_part_missing:
-        case gguf::errc::out_of_memory: return exit_io;
+        case gguf::errc::out_of_memory:
+        // a remote file's transfer: the file may be fine, it could not be read
+        case gguf::errc::fetch_budget_exceeded:
+        case gguf::errc::http_status:
+        case gguf::errc::range_ignored:
+        case gguf::errc::bad_content_range:
+        case gguf::errc::transfer_failed: return exit_io;
         case gguf::errc::bad_value_text: return exit_usage;  // the command line's value, not the file
         default: return exit_parse;
     }

@@ -146,7 +146,7 @@ void write_document(const gguf::model& m, const info_options& opt, json_writer& 
         w.number(static_cast<std::uint64_t>(i + 1));
         string_member(w, "path", p.path.string());
         w.key("size");
-        w.number(static_cast<std::uint64_t>(p.file.size()));
+        w.number(p.view.file_size());
         w.key("version");
         w.number(static_cast<std::uint64_t>(p.view.version()));
         w.key("alignment");

@@ -281,7 +281,7 @@ int print_text(const gguf::model& m, const info_options& opt, out_buffer& out) {
         for (std::size_t i = 0; i < parts.size(); ++i) {
             const gguf::model_part& p = parts[i];
             out.print("  {}  {}: {} bytes, version {}, alignment {}, data offset {}, {} KV, {} tensors\n", i + 1,
-                      gguf::escape(p.path.string()), p.file.size(), p.view.version(), p.view.alignment(),
+                      gguf::escape(p.path.string()), p.view.file_size(), p.view.version(), p.view.alignment(),
                       p.view.data_offset(), p.view.metadata().size(), p.view.tensors().size());
         }
     }

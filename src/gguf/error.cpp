@@ -11,7 +11,7 @@
 namespace minfer::gguf {
 namespace {
 
-constexpr std::array<std::string_view, 61> code_names{
+constexpr std::array<std::string_view, 67> code_names{
     "ok", "io_error", "out_of_memory", "truncated", "bad_magic", "bad_version", "byte_swapped",
     "version_unsupported", "version_too_new", "negative_count", "count_too_large", "empty_key", "duplicate_key",
     "bad_value_type", "nested_array", "string_too_long", "string_exceeds_file", "array_too_long",
@@ -23,7 +23,8 @@ constexpr std::array<std::string_view, 61> code_names{
     "tensor_not_found", "index_out_of_range", "nul_in_name", "value_out_of_range", "split_arch_mismatch",
     "split_bad_name", "bad_value_text", "token_not_found", "no_room_in_place", "journal_present", "journal_invalid",
     "too_many_parts", "type_not_convertible", "buffer_size_mismatch", "hash_unavailable", "manifest_too_large",
-    "manifest_bad_line", "unknown"};
+    "manifest_bad_line", "head_incomplete", "fetch_budget_exceeded", "http_status", "range_ignored",
+    "bad_content_range", "transfer_failed", "unknown"};
 
 constexpr std::array<std::string_view, 7> section_names{"file", "header", "metadata", "tensor_info", "data", "split",
                                                         "access"};
@@ -214,6 +215,20 @@ std::string error::describe(bool path_said) const {
         case errc::manifest_bad_line:
             return "manifest line " + std::to_string(index) + ": " + (subject.empty() ? std::string() : s + " entry ") +
                    detail;
+        case errc::head_incomplete:
+            return "the first " + num(found) + " bytes do not decide the parse; at least " + num(expected) +
+                   " are needed";
+        case errc::fetch_budget_exceeded:
+            return "the metadata and tensor table need at least " + num(found) + " bytes, more than the fetch budget of " +
+                   num(expected) + " (raise it with --max-fetch)";
+        case errc::http_status:
+            return "the server answered HTTP " + num(found) + (detail.empty() ? std::string() : " (" + detail + ")");
+        case errc::range_ignored:
+            return "the server does not serve byte ranges" + (detail.empty() ? std::string() : ": " + detail);
+        case errc::bad_content_range:
+            return "the server's Content-Range cannot be used" + (detail.empty() ? std::string() : ": " + detail);
+        case errc::transfer_failed:
+            return "the transfer failed" + (detail.empty() ? std::string() : ": " + detail);
         case errc::key_not_found: return "key " + s + " not found";
         case errc::type_mismatch:
             return (subject.empty() ? std::string("value") : "key " + s) + " has type " + vt_name(found) + ", expected " +

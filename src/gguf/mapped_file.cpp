@@ -85,6 +85,15 @@ result<mapped_file> mapped_file::open(const std::filesystem::path& path, load_mo
     return f;
 }
 
+mapped_file mapped_file::adopt(std::unique_ptr<std::byte[]> bytes, std::size_t size) noexcept {
+    mapped_file f;
+    f.mode_ = load_mode::read;
+    f.owned_ = std::move(bytes);
+    f.data_ = f.owned_.get();
+    f.size_ = f.owned_ ? size : 0;
+    return f;
+}
+
 mapped_file::mapped_file(mapped_file&& o) noexcept
     : data_(o.data_), size_(o.size_), mode_(o.mode_), mapped_(o.mapped_), owned_(std::move(o.owned_)) {
     o.data_ = nullptr;

@@ -8,6 +8,7 @@
 #include <new>
 #include <optional>
 
+#include "minfer/gguf/byte_source.hpp"
 #include "minfer/gguf/model.hpp"
 #include "minfer/gguf/split.hpp"
 #include "minfer/gguf/text.hpp"
@@ -19,8 +20,8 @@ namespace {
 // The most parts a split name can hold ("-XXXXX-of-YYYYY": five digits).
 constexpr std::uint64_t max_named_parts = 99999;
 
-error located(error e, const std::filesystem::path& path, std::uint32_t part, std::uint32_t n_parts) {
-    if (e.file.empty()) e.file = path.string();
+error located(error e, const std::string& path, std::uint32_t part, std::uint32_t n_parts) {
+    if (e.file.empty()) e.file = path;
     if (n_parts > 1) {
         e.part = part + 1;
         e.n_parts = n_parts;
@@ -35,7 +36,7 @@ error split_error(errc code, const model_part& p, std::uint32_t part, std::uint3
     e.where = section::split;
     e.expected = expected;
     e.found = found;
-    return located(std::move(e), p.path, part, n_parts);
+    return located(std::move(e), p.path.string(), part, n_parts);
 }
 
 error key_error(std::string_view key, std::string detail, const model_part& p, std::uint32_t part,
@@ -66,24 +67,22 @@ result<std::uint64_t> required_split_key(const model_part& p, std::string_view k
     return split_key(p, key, 0, part, n_parts);
 }
 
-result<model_part> open_part(const std::filesystem::path& path, const open_options& options, std::uint32_t part,
-                             std::uint32_t n_parts) {
-    auto file = mapped_file::open(path, options.mode);
-    if (!file) {
-        error e = std::move(file).error();
-        // Only a part that does not exist is missing; one that exists but cannot be read (EACCES,
-        // EIO, a directory, a FIFO) stays an io_error, located at its part.
-        if (part > 0 && e.code == errc::io_error && e.sys_errno == ENOENT) {
-            e.code = errc::split_part_missing;
-            e.where = section::split;
-        }
-        return unexpected(located(std::move(e), path, part, n_parts));
+// Only a part that does not exist is missing; one that exists but cannot be read (EACCES, EIO, a
+// directory, a FIFO, a server error) stays an I/O error, located at its part.
+error part_error(error e, const std::string& location, std::uint32_t part, std::uint32_t n_parts) {
+    const bool absent = (e.code == errc::io_error && e.sys_errno == ENOENT) ||
+                        (e.code == errc::http_status && (e.found == 404 || e.found == 410));
+    if (part > 0 && absent) {
+        e.code = errc::split_part_missing;
+        e.where = section::split;
     }
-    model_part p{path, std::move(*file), {}};
-    auto view = file_view::parse(p.file.bytes(), options.caps);
-    if (!view) return unexpected(located(std::move(view).error(), path, part, n_parts));
-    p.view = std::move(*view);
-    return p;
+    return located(std::move(e), location, part, n_parts);
+}
+
+result<model_part> as_part(result<fetched_head> head, const std::string& location, std::uint32_t part,
+                           std::uint32_t n_parts) {
+    if (!head) return unexpected(part_error(std::move(head).error(), location, part, n_parts));
+    return model_part{location, std::move(head->bytes), std::move(head->view)};
 }
 
 // A later part's general.architecture, when it has one, must be part 1's. (llama-gguf-split writes
@@ -124,7 +123,7 @@ std::optional<error> architecture_differs(const model_part& first, const model_p
 std::uint64_t model_part::trailing_bytes() const noexcept {
     // Everything past the padded end of the data section (for a tensor-less file: past the table).
     // A file that ends inside the last tensor's padding has none.
-    const std::uint64_t size = view.bytes().size();
+    const std::uint64_t size = view.file_size();
     const std::uint64_t start = view.data_offset();
     if (size <= start) return 0;
     const std::uint64_t after = size - start;
@@ -132,10 +131,21 @@ std::uint64_t model_part::trailing_bytes() const noexcept {
 }
 
 result<model> model::open(const std::filesystem::path& path, const open_options& options) noexcept {
+    file_opener files(options.mode);
+    return open(files, path.string(), options);
+}
+
+result<model> model::open(source_opener& opener, const std::string& entry_location,
+                          const open_options& options) noexcept {
+    const std::string& path = entry_location;
     try {
         model m;
+        head_options ho;
+        ho.caps = options.caps;
         // The entry first, alone: until its split.count is read nothing says it belongs to a set.
-        auto first = open_part(path, options, 0, 1);
+        auto src = opener.open(path);
+        if (!src) return unexpected(located(std::move(src).error(), path, 0, 1));
+        auto first = as_part(fetch_head(**src, ho), path, 0, 1);
         if (!first) return unexpected(std::move(first).error());
         m.parts_.push_back(std::move(*first));
 
@@ -151,7 +161,7 @@ result<model> model::open(const std::filesystem::path& path, const open_options&
         const std::uint64_t n = *count;
         const auto n32 = static_cast<std::uint32_t>(std::min<std::uint64_t>(n, std::numeric_limits<std::uint32_t>::max()));
         const model_part& entry = m.parts_[0];
-        const auto info = split_file_info(path.filename().string());
+        const auto info = split_file_info(opener.file_name(path));
         {
             auto no = required_split_key(entry, "split.no", 0, n32);
             if (!no) return unexpected(std::move(no).error());
@@ -165,7 +175,7 @@ result<model> model::open(const std::filesystem::path& path, const open_options&
                 error e = split_error(errc::split_not_first, entry, static_cast<std::uint32_t>(*no), n32, 0, *no);
                 e.offset = no_kv->offset;
                 if (info && n <= max_named_parts)
-                    e.detail = (path.parent_path() / split_file_name(info->prefix, 0, n32)).string();
+                    e.detail = opener.sibling(path, split_file_name(info->prefix, 0, n32));
                 return unexpected(std::move(e));
             }
         }
@@ -182,9 +192,13 @@ result<model> model::open(const std::filesystem::path& path, const open_options&
         }
 
         m.parts_.reserve(n32);
-        const std::filesystem::path dir = path.parent_path();
+        std::vector<std::string> locations;
+        locations.reserve(n32 - 1);
+        for (std::uint32_t i = 1; i < n32; ++i) locations.push_back(opener.sibling(path, split_file_name(info->prefix, i, n32)));
+        auto heads = opener.fetch_heads(locations, ho);
+        if (heads.size() != locations.size()) throw std::bad_alloc();
         for (std::uint32_t i = 1; i < n32; ++i) {
-            auto part = open_part(dir / split_file_name(info->prefix, i, n32), options, i, n32);
+            auto part = as_part(std::move(heads[i - 1]), locations[i - 1], i, n32);
             if (!part) return unexpected(std::move(part).error());
             m.parts_.push_back(std::move(*part));
             const model_part& p = m.parts_[i];
@@ -237,7 +251,7 @@ result<model> model::open(const std::filesystem::path& path, const open_options&
     } catch (const std::bad_alloc&) {
         error e;
         e.code = errc::out_of_memory;
-        e.file = path.string();
+        e.file = path;
         e.detail = "opening the model";
         return unexpected(std::move(e));
     }
@@ -245,7 +259,7 @@ result<model> model::open(const std::filesystem::path& path, const open_options&
 
 std::uint64_t model::file_bytes() const noexcept {
     std::uint64_t n = 0;
-    for (const model_part& p : parts_) n += p.file.size();
+    for (const model_part& p : parts_) n += p.view.file_size();
     return n;
 }
 

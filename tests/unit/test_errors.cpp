@@ -70,7 +70,13 @@ TEST(ErrorIds, EveryCodeHasItsStableName) {
                            "buffer_size_mismatch",
                            "hash_unavailable",
                            "manifest_too_large",
-                           "manifest_bad_line"};
+                           "manifest_bad_line",
+                           "head_incomplete",
+                           "fetch_budget_exceeded",
+                           "http_status",
+                           "range_ignored",
+                           "bad_content_range",
+                           "transfer_failed"};
     for (std::size_t i = 0; i < std::size(names); ++i) EXPECT_EQ(to_string(static_cast<errc>(i)), names[i]) << i;
     EXPECT_EQ(static_cast<std::size_t>(last_code) + 1, std::size(names));
     EXPECT_EQ(to_string(static_cast<errc>(std::size(names))), "unknown");

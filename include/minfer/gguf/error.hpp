@@ -143,10 +143,22 @@ enum class errc : std::uint8_t {
     manifest_too_large,  ///< a hash manifest larger than the cap; expected = cap, found = its size; file = the manifest
     manifest_bad_line,   ///< a manifest line of a known hash type whose hash is not that type's lowercase hex, or
                          ///< which has no name; index = the line (1-based), subject = the type, detail = why
+    // reading a file's head from a byte source (remote files; file_view::parse_head, fetch_head)
+    head_incomplete,        ///< parse_head only: the head ends before the parse is decided; expected = the head
+                            ///< length needed to go on (a lower bound), found = the head's length
+    fetch_budget_exceeded,  ///< the head the parse needs is larger than the fetch budget; expected = the budget,
+                            ///< found = the bytes needed at least
+    http_status,            ///< a server answered with an unexpected HTTP status; found = the status, detail = why
+    range_ignored,          ///< a server answered a range request with other bytes than asked (a 200 with the whole
+                            ///< body, another range); detail = what came
+    bad_content_range,      ///< a 206 answer whose Content-Range is missing, malformed or disagrees with the file's
+                            ///< size or the body; detail = the header as received (escaped)
+    transfer_failed,        ///< the transfer failed: connection, timeout, a body shorter than announced, too many
+                            ///< redirects; detail = the transport's reason, found = its error number
 };
 
 /// The last code of the list (update it when appending a code; tests walk 1..last_code).
-inline constexpr errc last_code = errc::manifest_bad_line;
+inline constexpr errc last_code = errc::transfer_failed;
 
 /// The region of a GGUF file an error belongs to.
 enum class section : std::uint8_t { file, header, metadata, tensor_info, data, split, access };

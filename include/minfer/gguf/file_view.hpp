@@ -89,6 +89,15 @@ public:
     static result<file_view> parse(std::span<const std::byte> bytes, const limits& caps = {}) noexcept;
     /// A temporary buffer would dangle: refuse it at compile time.
     static result<file_view> parse(std::vector<std::byte>&&, const limits& = {}) = delete;
+    /// Verify a file of `file_size` bytes from its first head.size() bytes (a remote file's head).
+    /// Every check is the whole file's: counts, strings and arrays are bounded by the file's size,
+    /// and every tensor must lie inside the file. @returns the verdict parse() gives for the whole
+    /// file, or head_incomplete (expected = a head length that lets the parse go on) when the
+    /// head ends before [0, data_offset) is read. On success tensor_data() is empty for a tensor
+    /// whose bytes are not in the head.
+    static result<file_view> parse_head(std::span<const std::byte> head, std::uint64_t file_size,
+                                        const limits& caps = {}) noexcept;
+    static result<file_view> parse_head(std::vector<std::byte>&&, std::uint64_t, const limits& = {}) = delete;
 
     file_view() noexcept = default;
     // Move-only: a copy would duplicate every record and both indexes, silently (as `auto md =
@@ -105,8 +114,12 @@ public:
     std::uint64_t data_offset() const noexcept { return data_offset_; }
     /// Size of the data section: the sum of the tensors' padded sizes.
     std::uint64_t data_size() const noexcept { return data_size_; }
-    /// The bytes the view was parsed from.
+    /// The bytes the view was parsed from (the whole file, or the head given to parse_head).
     std::span<const std::byte> bytes() const noexcept { return bytes_; }
+    /// The size of the whole file: bytes().size(), or the size given to parse_head.
+    std::uint64_t file_size() const noexcept { return file_size_; }
+    /// Whether bytes() is the whole file (false for a view of a head).
+    bool complete() const noexcept { return bytes_.size() == file_size_; }
 
     /// All metadata in file order.
     std::span<const kv> metadata() const noexcept MINFER_LIFETIMEBOUND { return kvs_; }
@@ -133,8 +146,10 @@ public:
     /// A tensor's bytes: [data_offset + offset, + n_bytes), in bounds by construction. `t` must be
     /// one of this view's tensors(); a handle from another file (or a copy altered by hand) gets an
     /// empty span, never a read outside these bytes.
+    /// A view of a head (parse_head) gives an empty span for a tensor whose bytes it does not hold.
     std::span<const std::byte> tensor_data(const tensor_info& t) const noexcept MINFER_LIFETIMEBOUND {
         if (!owns(t)) return {};
+        if (!complete() && data_offset_ + t.offset + t.n_bytes > bytes_.size()) return {};
         return bytes_.subspan(static_cast<std::size_t>(data_offset_ + t.offset), static_cast<std::size_t>(t.n_bytes));
     }
     /// Whether `t` is an entry of this view's tensor table (by address).
@@ -147,6 +162,7 @@ public:
 private:
     friend class parser;
     std::span<const std::byte> bytes_;
+    std::uint64_t file_size_ = 0;
     std::uint32_t version_ = 0;
     std::uint32_t alignment_ = default_alignment;
     std::uint64_t data_offset_ = 0;

@@ -25,6 +25,9 @@ public:
     /// file") or out_of_memory.
     static result<mapped_file> open(const std::filesystem::path& path, load_mode mode = load_mode::map) noexcept;
 
+    /// Take ownership of bytes already in memory (a buffer, a remote file's head); mode() is read.
+    static mapped_file adopt(std::unique_ptr<std::byte[]> bytes, std::size_t size) noexcept;
+
     mapped_file() noexcept = default;
     mapped_file(mapped_file&& other) noexcept;
     mapped_file& operator=(mapped_file&& other) noexcept;

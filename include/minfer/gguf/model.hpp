@@ -17,6 +17,8 @@
 
 namespace minfer::gguf {
 
+class source_opener;
+
 struct open_options {
     load_mode mode = load_mode::map;
     limits caps{};  ///< the parse caps, for every part
@@ -24,9 +26,9 @@ struct open_options {
 
 /// One file of a model.
 struct model_part {
-    std::filesystem::path path;
-    mapped_file file;
-    file_view view;
+    std::filesystem::path path;  ///< as opened: a path, or a URL for a remote model
+    mapped_file file;            ///< the bytes held: the whole file, or a remote file's head
+    file_view view;              ///< view.file_size() is the whole file's size either way
 
     /// Bytes after the padded end of the data section (for a file without tensors: after the
     /// tensor table); 0 when the file ends at that point or inside the last tensor's padding.
@@ -52,6 +54,13 @@ public:
     /// part set: io_error, split_* codes, or any parse error of file_view::parse. Only a part that
     /// does not exist (ENOENT) is split_part_missing; any other failure to read it is io_error.
     static result<model> open(const std::filesystem::path& path, const open_options& options = {}) noexcept;
+    /// The same over any source_opener (byte_source.hpp): the entry at `entry_location`, the
+    /// parts of a set at opener.sibling(entry, part name). open(path) is this with a file_opener.
+    /// A remote opener gives heads only: each part's view is then not complete() and tensor_data()
+    /// is empty for tensors outside the head. options.mode is the file_opener's; a caller's opener
+    /// decides for itself.
+    static result<model> open(source_opener& opener, const std::string& entry_location,
+                              const open_options& options = {}) noexcept;
 
     model() noexcept = default;
     model(model&&) noexcept = default;
@@ -68,7 +77,7 @@ public:
     /// The path the model was opened with (part 1's).
     const std::filesystem::path& path() const& noexcept MINFER_LIFETIMEBOUND { return parts_.front().path; }
     const std::filesystem::path& path() const&& = delete;
-    /// Sum of the sizes of all part files (the mapped lengths).
+    /// Sum of the sizes of all part files (each part's file_size(): the whole file, also for a head).
     std::uint64_t file_bytes() const noexcept;
 
     /// A metadata entry of part 1; nullptr when absent.

@@ -9,8 +9,9 @@ namespace minfer::gguf {
 bool parser::header() {
     std::uint32_t magic = 0;
     if (!cur_.has(4)) {
+        if (cur_.beyond_head(4)) return need_head(4);
         err_.detail = "magic";
-        return fail(errc::truncated, section::header, 0, 4, cur_.remaining());
+        return fail(errc::truncated, section::header, 0, 4, cur_.file_remaining());
     }
     (void)cur_.read(magic);
     if (magic != 0x46554747u) return fail(errc::bad_magic, section::header, 0, 0x46554747u, magic);  // "GGUF"
@@ -32,8 +33,10 @@ bool parser::header() {
         subject("n_kv");
         return fail(errc::negative_count, section::header, 16, 0, static_cast<std::uint64_t>(n_kv));
     }
-    // Bound both counts by what the rest of the file could hold, before reserving anything.
-    const std::uint64_t rest = cur_.remaining();
+    // Bound both counts by what the rest of the file could hold, before reserving anything. (The
+    // whole file's rest, so a head gives the whole file's verdict; reservations stay bounded by the
+    // records the head really holds, see records_to_reserve.)
+    const std::uint64_t rest = cur_.file_remaining();
     const std::uint64_t max_kv = std::min(rest / detail::min_kv_bytes, caps_.max_kvs);
     if (static_cast<std::uint64_t>(n_kv) > max_kv) {
         subject("n_kv");

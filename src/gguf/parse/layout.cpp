@@ -28,7 +28,8 @@ bool parser::layout() {
     about_ = {};
     view_.data_size_ = expected;
     // The file must hold every tensor's bytes (trailing padding after the last one is optional).
-    const std::uint64_t size = cur_.size();
+    // The whole file's size: a head parsed by parse_head is judged as the file it begins.
+    const std::uint64_t size = cur_.file_size();
     for (std::size_t i = 0; i < view_.tensors_.size(); ++i) {
         const tensor_info& t = view_.tensors_[i];
         std::uint64_t end = 0;

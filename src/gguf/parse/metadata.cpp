@@ -73,9 +73,9 @@ bool parser::value(kv& e) {
     if (e.element_type != value_type::string) return fixed(e, e.count);
 
     // Strings: each is (u64 length, bytes); at least 8 bytes apiece bounds the count first.
-    if (e.count > cur_.remaining() / 8) {
+    if (e.count > cur_.file_remaining() / 8) {
         err_.detail = "string";
-        return fail(errc::array_exceeds_file, section::metadata, at + 4, cur_.remaining(), e.count);
+        return fail(errc::array_exceeds_file, section::metadata, at + 4, cur_.file_remaining(), e.count);
     }
     const std::byte* start = cur_.here();
     for (std::uint64_t k = 0; k < e.count; ++k) {
@@ -93,14 +93,15 @@ bool parser::value(kv& e) {
 bool parser::fixed(kv& e, std::uint64_t n) {
     const std::uint64_t at = cur_.tell();
     const std::uint64_t size = value_size(e.element_type);
-    if (n > cur_.remaining() / size) {
+    if (n > cur_.file_remaining() / size) {
         if (e.is_array()) {
             err_.detail = std::string(to_string(e.element_type));
-            return fail(errc::array_exceeds_file, section::metadata, at, cur_.remaining(), n);
+            return fail(errc::array_exceeds_file, section::metadata, at, cur_.file_remaining(), n);
         }
         err_.detail = std::string(to_string(e.type)) + " value";
-        return fail(errc::truncated, section::metadata, at, size, cur_.remaining());
+        return fail(errc::truncated, section::metadata, at, size, cur_.file_remaining());
     }
+    if (n > cur_.remaining() / size) return need_head(at + n * size);  // fits the file, not the head
     e.payload = std::span(cur_.here(), static_cast<std::size_t>(n * size));
     if (e.element_type == value_type::boolean) {
         for (std::size_t k = 0; k < e.payload.size(); ++k) {

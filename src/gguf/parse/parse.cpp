@@ -46,6 +46,18 @@ result<file_view> file_view::parse(std::span<const std::byte> bytes, const limit
     }
 }
 
+result<file_view> file_view::parse_head(std::span<const std::byte> head, std::uint64_t file_size,
+                                        const limits& caps) noexcept {
+    try {
+        return parser(head, file_size, caps).run();
+    } catch (const std::bad_alloc&) {
+        error e;
+        e.code = errc::out_of_memory;
+        e.detail = "indexing the file";
+        return unexpected(std::move(e));
+    }
+}
+
 const kv* file_view::find(std::string_view key) const noexcept {
     const std::int64_t i = kv_index_.find(key, [this](std::uint32_t k) { return kvs_[k].key; });
     return i < 0 ? nullptr : &kvs_[static_cast<std::size_t>(i)];

@@ -39,6 +39,13 @@ class parser {
 public:
     parser(std::span<const std::byte> bytes, const limits& caps) noexcept : cur_(bytes), caps_(caps) {
         view_.bytes_ = bytes;
+        view_.file_size_ = bytes.size();
+    }
+    // A head of a file of file_size bytes (file_view::parse_head).
+    parser(std::span<const std::byte> head, std::uint64_t file_size, const limits& caps) noexcept
+        : cur_(head, file_size), caps_(caps) {
+        view_.bytes_ = head;
+        view_.file_size_ = cur_.file_size();
     }
 
     result<file_view> run() {
@@ -84,13 +91,20 @@ private:
         return fail(v.code, where, offset, v.expected, v.found);
     }
     void subject(std::string_view s) { err_.subject = s; }  // cut at max_subject_bytes, inline
+    // The head given to parse_head ends before byte `end`, which the file has: not a verdict, a
+    // request for a longer head. (Never taken in a whole-file parse: there the head is the file.)
+    [[gnu::cold, gnu::noinline]] bool need_head(std::uint64_t end) {
+        err_ = error{};
+        return fail(errc::head_incomplete, section::file, cur_.tell(), end, cur_.size());
+    }
 
     // ---- reads: every one bounds-checked by byte_cursor --------------------------------------
     template <class T>
     bool read(T& v, section where, const char* what) {
         if (cur_.read(v)) return true;
+        if (cur_.beyond_head(sizeof(T))) return need_head(cur_.tell() + sizeof(T));
         err_.detail = what;
-        return fail(errc::truncated, where, cur_.tell(), sizeof(T), cur_.remaining());
+        return fail(errc::truncated, where, cur_.tell(), sizeof(T), cur_.file_remaining());
     }
 
     // u64 length + bytes; the view points into the file. `what` names the string for errors.
@@ -103,8 +117,9 @@ private:
             return fail(errc::string_too_long, where, at, caps_.max_string_bytes, n);
         }
         if (!cur_.has(n)) {
+            if (cur_.beyond_head(n)) return need_head(cur_.tell() + n);
             err_.detail = what;
-            return fail(errc::string_exceeds_file, where, at, cur_.remaining(), n);
+            return fail(errc::string_exceeds_file, where, at, cur_.file_remaining(), n);
         }
         out = std::string_view(reinterpret_cast<const char*>(cur_.here()), static_cast<std::size_t>(n));
         cur_.skip(n);
