@@ -30,6 +30,7 @@
 
 #include "alloc_probe.hpp"
 #include "gguf_bytes.hpp"
+#include "head_source.hpp"
 
 using namespace minfer::gguf;
 using namespace minfer::test;
@@ -879,3 +880,21 @@ TEST(CorruptionTable, LlamaSuccessCasesLoad) {
 }
 
 }  // namespace
+
+// A remote file is judged from its head (file_view::parse_head): every head of every damaged file
+// gives the whole file's error, field by field, or asks for more bytes; fetch_head, growing from
+// a few bytes, ends with exactly the whole file's error.
+TEST_P(Corruption, EveryHeadGivesTheWholeFilesError) {
+    const damage& d = GetParam();
+    if (!d.make) GTEST_SKIP() << "a split row (model::open over heads is tested in test_head)";
+    const bytes b = d.make();
+    auto whole = file_view::parse(b);
+    ASSERT_FALSE(whole.has_value());
+    for (std::uint64_t L = 0; L <= b.size(); ++L) expect_head_agrees(b, L, whole);
+    growing_source src(b);
+    head_options o;
+    o.first_read = 1;  // fetch_head reads at least 64 bytes first
+    auto h = fetch_head(src, o);
+    ASSERT_FALSE(h.has_value());
+    EXPECT_TRUE(same_error(whole.error(), h.error()));
+}
