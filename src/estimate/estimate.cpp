@@ -57,9 +57,9 @@ bool is_quantized(tensor_type t) {
 
 std::uint32_t max_of(const std::vector<std::uint32_t>& v) { return v.empty() ? 0 : *std::max_element(v.begin(), v.end()); }
 
-// The compute buffer of the worst-case graph, in bytes: the inputs (alive for the whole graph),
-// then the larger of a layer's peak (the residual stream plus attention or the FFN) and the output
-// (the final norm and the logits of every token). `host_side`: the part llama.cpp keeps in host
+// The compute buffer of the worst-case graph, in bytes: the larger of a layer's peak (the inputs,
+// with the KQ masks, beside the residual stream and attention or the FFN) and the output stage (the
+// final norm and the logits of every token). `host_side`: the part llama.cpp keeps in host
 // memory with full offload (the embeddings looked up on the CPU and the token ids).
 struct compute_parts {
     std::uint64_t device = 0;
@@ -131,7 +131,8 @@ compute_parts compute_buffer(const hparams& hp, const figures& f) {
     const std::uint64_t embd = T * E * f32;  // the looked-up embeddings (host memory with full offload)
 
     compute_parts c;
-    c.device = inputs + std::max(layer_peak, output);
+    // The masks are freed after the last layer: the output stage has only the small inputs beside it.
+    c.device = std::max(inputs + layer_peak, 3 * T * 4 + output);
     c.host = 2 * embd + 3 * T * 4;
     return c;
 }
