@@ -78,12 +78,12 @@ compute_parts compute_buffer(const hparams& hp, const figures& f) {
     std::uint64_t inputs = 3 * T * 4;
     std::uint64_t layer_peak = 0;
     if (hp.recurrent()) {
-        // Mamba: x and z (2 * d_inner), the conv window, the scan's output plus its state.
+        // Mamba: per token the residual stream and its norm, x and z (2 d_inner), the conv window
+        // and output, the activations, the scan's output and y * silu(z): about 5.5 d_inner, plus
+        // dt and B, C (dt_rank + 2 d_state), plus the scan's state (calibrated on llama.cpp).
         const std::uint64_t di = hp.ssm_d_inner;
-        const std::uint64_t conv = T * di * 2 + (std::uint64_t{hp.ssm_d_conv} + T) * di;
-        const std::uint64_t scan = T * di * 2 + T * (std::uint64_t{hp.ssm_dt_rank} + 2 * hp.ssm_d_state) +
-                                   (T * di + hp.n_embd_s() * f.n_seq_max);
-        layer_peak = 2 * T * E + std::max(conv, scan) * f32;
+        layer_peak = T * (2 * E + 11 * di / 2 + hp.ssm_dt_rank + 2 * std::uint64_t{hp.ssm_d_state}) * f32 +
+                     hp.n_embd_s() * f.n_seq_max * f32;
         inputs += T * 4;  // s_copy
     } else {
         const std::uint64_t mask_elem = f.flash_attn ? 2 : 4;
@@ -113,7 +113,8 @@ compute_parts compute_buffer(const hparams& hp, const figures& f) {
         std::uint64_t ffn = 3 * T * std::uint64_t{max_of(hp.n_ff)} * f32;
         if (hp.n_expert > 0) {
             const std::uint64_t used = hp.n_expert_used;
-            const std::uint64_t fe = hp.n_ff_exp > 0 ? hp.n_ff_exp : max_of(hp.n_ff);
+            // llama (mistral-style MoE) sizes its experts with feed_forward_length.
+            const std::uint64_t fe = hp.kind != arch::llama && hp.n_ff_exp > 0 ? hp.n_ff_exp : max_of(hp.n_ff);
             // router logits + probabilities, gate/up/activation of the chosen experts, then their
             // outputs beside the activation; a shared expert afterwards.
             const std::uint64_t moe = 2 * T * hp.n_expert + std::max(3 * T * used * fe, T * used * fe + T * used * E);
@@ -121,10 +122,11 @@ compute_parts compute_buffer(const hparams& hp, const figures& f) {
             const std::uint64_t moe_bytes = std::max(moe, shexp) * f32;
             ffn = hp.n_layer_dense_lead > 0 ? std::max(ffn, moe_bytes) : moe_bytes;
         }
-        // The residual stream, the normed input and the attention / FFN result beside it: four
-        // rows of n_embd per token (calibrated against llama.cpp's CPU reserve: within a few %
-        // from ctx 1000 up, about 20 % under at ctx 256 for a model of n_embd 64).
-        layer_peak = 4 * T * E * f32 + std::max(attn, ffn);
+        // Beside flash attention: the residual stream and the normed input (two rows of n_embd per
+        // token); beside the FFN or the KQ matrix: four (the residual, the attention's output, their
+        // sum and its norm). Calibrated against llama.cpp's CPU reserve (docs/CLI.md, `minfer estimate`).
+        const std::uint64_t attn_rows = f.flash_attn ? 2 : 4;
+        layer_peak = std::max(attn_rows * T * E * f32 + attn, 4 * T * E * f32 + ffn);
     }
     // The final norm beside the residual stream, and the logits of every token.
     const std::uint64_t output = 2 * T * E * f32 + T * V * f32;
