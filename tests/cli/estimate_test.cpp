@@ -19,13 +19,13 @@ fs::path write_qwen2(const fs::path& dir, const std::string& name, std::uint32_t
     w.set_u32("qwen2.attention.head_count", head_count);
     w.set_u32("qwen2.attention.head_count_kv", 2);
     std::vector<std::string> toks;
-    for (int i = 0; i < 64; ++i) toks.push_back("t" + std::to_string(i));
+    for (int i = 0; i < 64; ++i) toks.push_back(std::string("t").append(std::to_string(i)));
     w.set_strings("tokenizer.ggml.tokens", std::span<const std::string>(toks));
     const std::array<std::int64_t, 2> emb{128, 64};
     w.add_zero_tensor("token_embd.weight", gguf::tensor_type::f16, emb);
     w.add_zero_tensor("output.weight", gguf::tensor_type::q8_0, emb);
     const std::array<std::int64_t, 2> sq{128, 128};
-    for (int il = 0; il < 4; ++il) w.add_zero_tensor("blk." + std::to_string(il) + ".attn_q.weight", gguf::tensor_type::f32, sq);
+    for (int il = 0; il < 4; ++il) w.add_zero_tensor(std::string("blk.").append(std::to_string(il)).append(".attn_q.weight"), gguf::tensor_type::f32, sq);
     const fs::path p = dir / name;
     must_write(w, p);
     return p;

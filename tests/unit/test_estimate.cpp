@@ -39,7 +39,7 @@ using minfer::gguf::writer;
 
 fs::path scratch(const std::string& name) {
     static std::atomic<int> n{0};
-    const fs::path dir = fs::temp_directory_path() / ("minfer-estimate-" + std::to_string(::getpid()));
+    const fs::path dir = fs::temp_directory_path() / (std::string("minfer-estimate-").append(std::to_string(::getpid())));
     fs::create_directories(dir);
     return dir / (std::to_string(n++) + "-" + name + ".gguf");
 }
@@ -55,7 +55,7 @@ writer base(const std::string& a, std::uint32_t n_layer, std::uint32_t n_embd, s
     w.set_u32(a + ".embedding_length", n_embd);
     w.set_u32(a + ".feed_forward_length", 4 * n_embd);
     std::vector<std::string> toks;
-    for (std::uint32_t i = 0; i < n_vocab; ++i) toks.push_back("t" + std::to_string(i));
+    for (std::uint32_t i = 0; i < n_vocab; ++i) toks.push_back(std::string("t").append(std::to_string(i)));
     w.set_strings("tokenizer.ggml.tokens", std::span<const std::string>(toks));
     const std::int64_t ne[2] = {n_embd, n_vocab};
     w.add_zero_tensor("token_embd.weight", tensor_type::f16, ne);
