@@ -77,8 +77,8 @@ void print_text(const estimate::figures& f, const estimate::params& p, out_buffe
     if (f.kv) {
         const auto& kv = *f.kv;
         if (h.recurrent()) {
-            out.print("Recurrent state: {} layers, {} sequence rows, {}\n", h.n_layer, kv.cells,
-                      size_text(kv.recurrent_state_bytes));
+            out.print("Recurrent state: {} layers, {} state row{} (one per sequence), {}\n", h.n_layer, kv.cells,
+                      kv.cells == 1 ? "" : "s", size_text(kv.recurrent_state_bytes));
         } else {
             std::size_t n_swa = 0;
             for (const auto& l : kv.layers) n_swa += l.swa ? 1 : 0;
@@ -87,7 +87,7 @@ void print_text(const estimate::figures& f, const estimate::params& p, out_buffe
             out.print(", K {}, V {}{}\n", size_text(kv.k_bytes), size_text(kv.v_bytes), h.is_mla ? " (MLA: K only)" : "");
         }
     }
-    out.print("\n{:<16}{:>14}  {:>14}{:>14}\n", "", "CPU only", "full GPU offload:", "");
+    out.print("\n{:<16}{:>14}  {}\n", "", "CPU only", "----- full GPU offload -----");
     out.print("{:<16}{:>14}  {:>14}{:>14}\n", "", "", "GPU", "host");
     const auto row = [&](const char* name, const std::string& a, const std::string& b, const std::string& c) {
         out.print("{:<16}{:>14}  {:>14}{:>14}\n", name, a, b, c);
