@@ -215,6 +215,9 @@ result<hparams> read(const gguf::model& m) {
     } else {
         MINFER_TRY(vs, r.u32_or("vocab_size", 0));
         hp.n_vocab = vs;
+        // No vocabulary in the metadata: the token embedding's rows.
+        if (const gguf::tensor_ref* emb = m.find_tensor("token_embd.weight"); hp.n_vocab == 0 && emb != nullptr && emb->info->n_dims >= 2)
+            hp.n_vocab = static_cast<std::uint64_t>(emb->info->ne[1]);
     }
 
     if (!hp.known()) {

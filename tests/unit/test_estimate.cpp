@@ -109,6 +109,26 @@ TEST(EstimateHparams, HeadCountKvDefaultsToHeadCount) {
     EXPECT_EQ(hp->n_head_kv, (std::vector<std::uint32_t>{4, 4}));
 }
 
+TEST(EstimateHparams, VocabularyFromTheEmbeddingWithoutTokens) {
+    writer w;
+    w.set_string("general.architecture", "llama");
+    w.set_u32("llama.block_count", 1);
+    w.set_u32("llama.context_length", 256);
+    w.set_u32("llama.embedding_length", 64);
+    w.set_u32("llama.attention.head_count", 2);
+    const std::int64_t ne[2] = {64, 300};
+    w.add_zero_tensor("token_embd.weight", tensor_type::f16, ne);
+    const model m = open_written(w, "novocab");
+    auto hp = read_hparams(m);
+    ASSERT_TRUE(hp) << hp.error().message();
+    EXPECT_EQ(hp->n_vocab, 300u);
+    w.set_u32("llama.vocab_size", 320);
+    const model m2 = open_written(w, "vocabsize");
+    auto hp2 = read_hparams(m2);
+    ASSERT_TRUE(hp2);
+    EXPECT_EQ(hp2->n_vocab, 320u);
+}
+
 TEST(EstimateHparams, PerLayerHeadCountKv) {
     writer w = base("qwen3", 4, 256, 4096);
     w.set_u32("qwen3.attention.head_count", 8);

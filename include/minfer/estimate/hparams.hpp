@@ -36,7 +36,7 @@ struct hparams {
     std::uint32_t n_layer = 0;      ///< {arch}.block_count
     std::uint32_t n_ctx_train = 0;  ///< {arch}.context_length (0 when absent on an unknown architecture)
     std::uint32_t n_embd = 0;       ///< {arch}.embedding_length
-    std::uint64_t n_vocab = 0;      ///< tokenizer.ggml.tokens' length, else {arch}.vocab_size, else 0
+    std::uint64_t n_vocab = 0;      ///< tokenizer.ggml.tokens' length, else {arch}.vocab_size, else token_embd's rows, else 0
 
     std::vector<std::uint32_t> n_head;     ///< per layer ({arch}.attention.head_count, scalar or array)
     std::vector<std::uint32_t> n_head_kv;  ///< per layer (head_count_kv; default: n_head)
