@@ -122,11 +122,14 @@ compute_parts compute_buffer(const hparams& hp, const figures& f) {
             const std::uint64_t moe_bytes = std::max(moe, shexp) * f32;
             ffn = hp.n_layer_dense_lead > 0 ? std::max(ffn, moe_bytes) : moe_bytes;
         }
-        // Beside flash attention: the residual stream and the normed input (two rows of n_embd per
-        // token); beside the FFN or the KQ matrix: four (the residual, the attention's output, their
-        // sum and its norm). Calibrated against llama.cpp's CPU reserve (docs/CLI.md, `minfer estimate`).
-        const std::uint64_t attn_rows = f.flash_attn ? 2 : 4;
-        layer_peak = std::max(attn_rows * T * E * f32 + attn, 4 * T * E * f32 + ffn);
+        // Rows of n_embd per token alive beside the big tensors of a stage (the residual stream, the
+        // normed input, the attention's output and their sum, as ggml's allocator happens to reuse
+        // or not reuse them): fitted on llama.cpp's CPU reserve (docs/CLI.md, `minfer estimate`) —
+        // two beside flash attention, three beside the KQ matrix (four for gemma, whose soft-capped
+        // KQ takes more), three and a half beside the FFN.
+        const bool gemma = hp.kind == arch::gemma2 || hp.kind == arch::gemma3;
+        const std::uint64_t attn_rows2 = f.flash_attn ? 4 : (gemma ? 8 : 6);  // in half rows
+        layer_peak = std::max(attn_rows2 * T * E * f32 / 2 + attn, 7 * T * E * f32 / 2 + ffn);
     }
     // The final norm beside the residual stream, and the logits of every token.
     const std::uint64_t output = 2 * T * E * f32 + T * V * f32;
