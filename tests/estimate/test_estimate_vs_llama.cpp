@@ -1,0 +1,222 @@
+// `minfer estimate` against llama.cpp itself: for each synthetic architecture model (arch_models.hpp),
+// three context sizes and two cache types, llama.cpp's own KV cache (+ recurrent state) buffer bytes
+// must equal the estimate's kv_cache_bytes exactly, and its CPU compute buffer be within 10 % of
+// cpu_only.cpu.compute_buffer_bytes. The harness itself is tested first: every model loads, decodes a
+// token and allocates a KV cache (or recurrent state), the exact bytes agree with the MiB figures
+// llama.cpp logs, and the context parameters read back as set. Skipped, saying why, when the library
+// is not available (MINFER_LLAMA_LIB) or the binary has no `estimate` command.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <vector>
+
+#include "arch_models.hpp"
+#include "llama_memory.hpp"
+
+namespace minfer::estimate_test {
+namespace {
+
+namespace fs = std::filesystem;
+namespace part = minfer::llama_ref::part;
+
+const fs::path& model_dir() {
+    static const fs::path d = [] {
+        std::string tmpl = (fs::temp_directory_path() / "minfer-estimate-llama-XXXXXX").string();
+        if (::mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+        return fs::path(tmpl);
+    }();
+    return d;
+}
+struct cleanup {
+    ~cleanup() {
+        std::error_code ec;
+        if (!model_dir().empty()) fs::remove_all(model_dir(), ec);
+    }
+};
+
+// The model of `arch`, written once per process.
+const fs::path& model_of(const std::string& arch) {
+    static cleanup c;
+    static std::map<std::string, fs::path> made;
+    auto it = made.find(arch);
+    if (it != made.end()) return it->second;
+    const fs::path p = model_dir() / (arch + ".gguf");
+    auto r = make_arch_model(arch, p);
+    if (!r) throw std::runtime_error("make_arch_model(" + arch + "): " + r.error().message());
+    return made.emplace(arch, p).first->second;
+}
+
+const minfer::llama_ref::llama_lib* ready_lib(std::string& why) {
+    const minfer::llama_ref::llama_lib* lib = minfer::llama_ref::llama_lib::require(part::llama_model, why);
+    if (lib != nullptr && !lib->llama_ready()) {
+        why = "llama backend could not be initialised: skipped";
+        return nullptr;
+    }
+    return lib;
+}
+
+#define REQUIRE_LLAMA(lib)                          \
+    std::string lib##_why;                          \
+    const auto* lib = ready_lib(lib##_why);         \
+    if ((lib) == nullptr) GTEST_SKIP() << lib##_why
+
+// The MiB figure llama.cpp logs (%8.2f) of `bytes`.
+double logged_mib(std::uint64_t bytes) { return std::round(static_cast<double>(bytes) / 1048576.0 * 100.0) / 100.0; }
+
+class Arch : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(Arch, LlamaLoadsDecodesAndAllocates) {
+    REQUIRE_LLAMA(lib);
+    llama_memory_request req;
+    req.n_ctx = 256;
+    req.n_ubatch = 256;
+    std::string why;
+    const auto f = llama_memory(*lib, model_of(GetParam()).string(), req, why);
+    ASSERT_TRUE(f.has_value()) << why;
+    EXPECT_TRUE(f->decoded) << f->log;
+    EXPECT_EQ(f->n_ctx, 256u);
+    EXPECT_EQ(f->n_ubatch, 256u);
+    EXPECT_EQ(f->n_seq_max, 1u);
+    if (GetParam() == "mamba") {
+        EXPECT_GT(f->rs_bytes, 0u) << f->log;
+        EXPECT_EQ(f->rs_lines, 1);
+    } else {
+        EXPECT_GT(f->kv_bytes, 0u) << f->log;
+        EXPECT_GE(f->kv_lines, 1);
+        EXPECT_EQ(f->k_type, "f16");
+        EXPECT_EQ(f->v_type, "f16");
+    }
+    EXPECT_GT(f->compute_bytes, 0u);
+    EXPECT_EQ(f->compute_lines, 1);
+    // The exact bytes read through the interposed functions are the ones the log rounds.
+    if (f->kv_lines == 1) EXPECT_DOUBLE_EQ(logged_mib(f->kv_bytes), f->kv_log_mib) << f->kv_bytes;
+    if (f->rs_lines == 1) EXPECT_DOUBLE_EQ(logged_mib(f->rs_bytes), f->rs_log_mib) << f->rs_bytes;
+    EXPECT_DOUBLE_EQ(logged_mib(f->compute_bytes), f->compute_log_mib) << f->compute_bytes;
+}
+
+INSTANTIATE_TEST_SUITE_P(EstimateLlama, Arch, ::testing::ValuesIn(arch_names()),
+                         [](const auto& info) {
+                             std::string n = info.param;
+                             for (char& c : n)
+                                 if (c == '-') c = '_';
+                             return n;
+                         });
+
+// An f16 K and V of a plain llama model, computed by hand: 4 layers with 2, 1, 2 and 4 KV heads of
+// 16, so (2+1+2+4) * 16 = 144 K values per cell and as many V, 2 bytes each: 576 bytes per cell.
+TEST(EstimateLlamaHarness, LlamaKvBytesByHand) {
+    REQUIRE_LLAMA(lib);
+    for (std::uint32_t ctx : {256u, 1000u, 4096u}) {
+        llama_memory_request req;
+        req.n_ctx = ctx;
+        req.decode_one = false;
+        std::string why;
+        const auto f = llama_memory(*lib, model_of("llama").string(), req, why);
+        ASSERT_TRUE(f.has_value()) << why;
+        EXPECT_EQ(f->n_ctx, f->cells) << ctx;
+        EXPECT_EQ(f->kv_bytes, 576u * f->cells) << "ctx " << ctx << "\n" << f->log;
+    }
+}
+
+// The parameters set at their offsets are the ones the context reports.
+TEST(EstimateLlamaHarness, ParametersReadBack) {
+    REQUIRE_LLAMA(lib);
+    llama_memory_request req;
+    req.n_ctx = 1000;
+    req.n_batch = 512;
+    req.n_ubatch = 128;
+    req.n_seq_max = 2;
+    req.cache_type_k = "q8_0";
+    req.cache_type_v = "q8_0";
+    req.flash_attn = "on";
+    req.decode_one = false;
+    std::string why;
+    const auto f = llama_memory(*lib, model_of("qwen2").string(), req, why);
+    ASSERT_TRUE(f.has_value()) << why;
+    EXPECT_EQ(f->n_ctx, 1000u);
+    EXPECT_EQ(f->n_batch, 512u);
+    EXPECT_EQ(f->n_ubatch, 128u);
+    EXPECT_EQ(f->n_seq_max, 2u);
+    EXPECT_EQ(f->k_type, "q8_0");
+    EXPECT_EQ(f->v_type, "q8_0");
+    EXPECT_EQ(f->flash_attn, "enabled") << f->log;
+}
+
+// --- the comparison with `minfer estimate` ------------------------------------------------------
+
+struct command_result {
+    int rc = -1;
+    std::string out;
+};
+
+command_result run_minfer(const std::string& args) {
+    command_result r;
+    const std::string cmd = std::string("'").append(MINFER_EXE).append("' ").append(args).append(" 2>/dev/null");
+    FILE* p = ::popen(cmd.c_str(), "r");
+    if (p == nullptr) return r;
+    char buf[4096];
+    std::size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+    const int st = ::pclose(p);
+    r.rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return r;
+}
+
+bool estimate_exists() {
+    static const bool yes = run_minfer("estimate --help").rc == 0;
+    return yes;
+}
+
+// The number after "key": at or after `from` in `json` (no JSON library: the keys are unique enough).
+std::optional<std::uint64_t> number_after(const std::string& json, const std::string& key, std::size_t from = 0) {
+    const auto p = json.find("\"" + key + "\"", from);
+    if (p == std::string::npos) return std::nullopt;
+    const auto colon = json.find(':', p);
+    if (colon == std::string::npos) return std::nullopt;
+    char* end = nullptr;
+    const unsigned long long v = std::strtoull(json.c_str() + colon + 1, &end, 10);
+    if (end == json.c_str() + colon + 1) return std::nullopt;
+    return v;
+}
+
+TEST_P(Arch, EstimateMatchesLlama) {
+    REQUIRE_LLAMA(lib);
+    if (!estimate_exists()) GTEST_SKIP() << "`minfer estimate --help` fails: no estimate command in this build: skipped";
+    const std::string model = model_of(GetParam()).string();
+    for (std::uint32_t ctx : {256u, 1000u, 4096u}) {
+        for (const char* type : {"f16", "q8_0"}) {
+            SCOPED_TRACE(GetParam() + " ctx " + std::to_string(ctx) + " cache " + type);
+            llama_memory_request req;
+            req.n_ctx = ctx;
+            req.cache_type_k = type;
+            req.cache_type_v = type;
+            req.decode_one = false;
+            std::string why;
+            const auto f = llama_memory(*lib, model, req, why);
+            ASSERT_TRUE(f.has_value()) << why;
+            const command_result e = run_minfer("estimate '" + model + "' --ctx " + std::to_string(ctx) +
+                                                " --cache-type-k " + type + " --cache-type-v " + type + " --json");
+            ASSERT_EQ(e.rc, 0) << e.out;
+            const auto kv = number_after(e.out, "kv_cache_bytes");
+            ASSERT_TRUE(kv.has_value()) << e.out;
+            EXPECT_EQ(*kv, f->kv_bytes + f->rs_bytes) << "llama.cpp: KV " << f->kv_bytes << " + RS " << f->rs_bytes
+                                                      << "\nestimate: " << e.out;
+            const auto cpu = e.out.find("\"cpu_only\"");
+            ASSERT_NE(cpu, std::string::npos) << e.out;
+            const auto compute = number_after(e.out, "compute_buffer_bytes", cpu);
+            ASSERT_TRUE(compute.has_value()) << e.out;
+            const double ratio = static_cast<double>(*compute) / static_cast<double>(f->compute_bytes);
+            EXPECT_NEAR(ratio, 1.0, 0.10) << "estimate " << *compute << ", llama.cpp " << f->compute_bytes;
+        }
+    }
+}
+
+}  // namespace
+}  // namespace minfer::estimate_test
