@@ -66,6 +66,7 @@ using minfer::llama_ref::llama_lib;
 // Offsets in this build's llama_context_params (160 bytes), from its llama_context_default_params.
 constexpr std::size_t off_n_ctx = 0x00, off_n_batch = 0x04, off_n_ubatch = 0x08, off_n_seq_max = 0x0c;
 constexpr std::size_t off_flash_attn = 0x34, off_type_k = 0x68, off_type_v = 0x6c;
+constexpr std::size_t off_swa_full = 0x84;  // bool, after embeddings, offload_kqv, no_perf, op_offload
 static_assert(sizeof(minfer::llama_ref::llama_context_params) == 160);
 static_assert(off_type_v + 4 <= sizeof(minfer::llama_ref::llama_context_params));
 
@@ -175,7 +176,7 @@ std::optional<llama_memory_figures> llama_memory(const llama_lib& lib, const std
     if (get_at<std::uint32_t>(cp, off_n_ctx) != 512 || get_at<std::uint32_t>(cp, off_n_batch) != 2048 ||
         get_at<std::uint32_t>(cp, off_n_ubatch) != 512 || get_at<std::uint32_t>(cp, off_n_seq_max) != 1 ||
         get_at<std::int32_t>(cp, off_flash_attn) != -1 || get_at<std::int32_t>(cp, off_type_k) != 1 ||
-        get_at<std::int32_t>(cp, off_type_v) != 1) {
+        get_at<std::int32_t>(cp, off_type_v) != 1 || get_at<std::uint8_t>(cp, off_swa_full) != 1) {
         why = "llama_context_default_params() does not have the expected defaults at the expected offsets "
               "(another llama.cpp version?)";
         return std::nullopt;
@@ -193,6 +194,7 @@ std::optional<llama_memory_figures> llama_memory(const llama_lib& lib, const std
     set_at<std::int32_t>(cp, off_flash_attn, fa);
     set_at<std::int32_t>(cp, off_type_k, tk);
     set_at<std::int32_t>(cp, off_type_v, tv);
+    set_at<std::uint8_t>(cp, off_swa_full, req.swa_full ? 1 : 0);
 
     llama_memory_figures f;
     a.llama_log_set(on_log, nullptr);

@@ -8,8 +8,8 @@
 // "compute buffer size = ...") says which buffer it was.
 //
 // The llama_context_params fields set here (n_ctx, n_batch, n_ubatch, n_seq_max, flash_attn_type,
-// type_k, type_v) are at the offsets of this build's struct (learned from the machine code of its
-// llama_context_default_params, whose defaults 512, 2048, 512, 1, -1, f16, f16 are checked before
+// type_k, type_v, swa_full) are at the offsets of this build's struct (learned from the machine code of its
+// llama_context_default_params, whose defaults 512, 2048, 512, 1, -1, f16, f16, true are checked before
 // use), and read back after creation (llama_n_ctx, llama_n_batch, llama_n_ubatch, llama_n_seq_max;
 // the types and flash attention from the log).
 #include <cstdint>
@@ -28,6 +28,9 @@ struct llama_memory_request {
     std::string cache_type_k = "f16";  ///< f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl
     std::string cache_type_v = "f16";
     std::string flash_attn = "auto";  ///< auto, on, off
+    /// Full-size caches for SWA layers. The library's default is true; llama-server and llama-cli
+    /// (common_params) default to false, and so does `minfer estimate`.
+    bool swa_full = true;
     bool decode_one = true;           ///< decode one token after creating the context
 };
 

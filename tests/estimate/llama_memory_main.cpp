@@ -1,5 +1,5 @@
 // minfer-llama-memory MODEL [--ctx N] [--batch N] [--ubatch N] [--parallel N] [--cache-type-k T]
-//   [--cache-type-v T] [--flash-attn auto|on|off]: what llama.cpp (the library MINFER_LLAMA_LIB names,
+//   [--cache-type-v T] [--flash-attn auto|on|off] [--swa-full on|off] [--no-decode]: what llama.cpp (the library MINFER_LLAMA_LIB names,
 //   see scripts/llama-ref.sh) allocates for that context, as one JSON line. Exit 0 ok, 1 llama.cpp
 //   refused, 2 usage, 3 library unavailable.
 #include <cstdio>
@@ -13,7 +13,8 @@ int main(int argc, char** argv) {
     namespace part = minfer::llama_ref::part;
     auto usage = [] {
         std::fputs("usage: minfer-llama-memory MODEL [--ctx N] [--batch N] [--ubatch N] [--parallel N]\n"
-                   "         [--cache-type-k T] [--cache-type-v T] [--flash-attn auto|on|off]\n", stderr);
+                   "         [--cache-type-k T] [--cache-type-v T] [--flash-attn auto|on|off] [--swa-full on|off]\n"
+                   "         [--no-decode]\n", stderr);
         return 2;
     };
     et::llama_memory_request req;
@@ -44,6 +45,11 @@ int main(int argc, char** argv) {
         else if (a == "--cache-type-k") ok = text(req.cache_type_k);
         else if (a == "--cache-type-v") ok = text(req.cache_type_v);
         else if (a == "--flash-attn") ok = text(req.flash_attn) && (req.flash_attn == "auto" || req.flash_attn == "on" || req.flash_attn == "off");
+        else if (a == "--swa-full") {
+            std::string v;
+            ok = text(v) && (v == "on" || v == "off");
+            req.swa_full = v == "on";
+        }
         else if (a == "--no-decode") req.decode_one = false;
         else if (!a.empty() && a[0] != '-' && model.empty()) model = a;
         else ok = false;

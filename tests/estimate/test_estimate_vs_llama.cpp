@@ -96,33 +96,83 @@ TEST_P(Arch, LlamaLoadsDecodesAndAllocates) {
     EXPECT_GT(f->compute_bytes, 0u);
     EXPECT_EQ(f->compute_lines, 1);
     // The exact bytes read through the interposed functions are the ones the log rounds.
-    if (f->kv_lines == 1) EXPECT_DOUBLE_EQ(logged_mib(f->kv_bytes), f->kv_log_mib) << f->kv_bytes;
-    if (f->rs_lines == 1) EXPECT_DOUBLE_EQ(logged_mib(f->rs_bytes), f->rs_log_mib) << f->rs_bytes;
+    if (f->kv_lines == 1) {
+        EXPECT_DOUBLE_EQ(logged_mib(f->kv_bytes), f->kv_log_mib) << f->kv_bytes;
+    }
+    if (f->rs_lines == 1) {
+        EXPECT_DOUBLE_EQ(logged_mib(f->rs_bytes), f->rs_log_mib) << f->rs_bytes;
+    }
     EXPECT_DOUBLE_EQ(logged_mib(f->compute_bytes), f->compute_log_mib) << f->compute_bytes;
 }
 
 INSTANTIATE_TEST_SUITE_P(EstimateLlama, Arch, ::testing::ValuesIn(arch_names()),
-                         [](const auto& info) {
-                             std::string n = info.param;
+                         [](const auto& param_info) {
+                             std::string n = param_info.param;
                              for (char& c : n)
                                  if (c == '-') c = '_';
                              return n;
                          });
 
-// An f16 K and V of a plain llama model, computed by hand: 4 layers with 2, 1, 2 and 4 KV heads of
-// 16, so (2+1+2+4) * 16 = 144 K values per cell and as many V, 2 bytes each: 576 bytes per cell.
+// The harness's exact bytes against sizes computed by hand. llama: 4 layers, 2 KV heads of 32: 256 K
+// values per cell and as many V; f16 2 bytes each (1024 bytes per cell), q8_0 34 bytes per 32 values
+// (544 bytes per cell). llama.cpp pads n_ctx up to a multiple of 256 (1000 -> 1024 cells).
 TEST(EstimateLlamaHarness, LlamaKvBytesByHand) {
     REQUIRE_LLAMA(lib);
-    for (std::uint32_t ctx : {256u, 1000u, 4096u}) {
-        llama_memory_request req;
-        req.n_ctx = ctx;
-        req.decode_one = false;
-        std::string why;
-        const auto f = llama_memory(*lib, model_of("llama").string(), req, why);
-        ASSERT_TRUE(f.has_value()) << why;
-        EXPECT_EQ(f->n_ctx, f->cells) << ctx;
-        EXPECT_EQ(f->kv_bytes, 576u * f->cells) << "ctx " << ctx << "\n" << f->log;
+    const std::pair<std::uint32_t, std::uint32_t> ctx_cells[] = {{256, 256}, {1000, 1024}, {4096, 4096}};
+    for (const auto& [ctx, cells] : ctx_cells) {
+        for (const char* type : {"f16", "q8_0"}) {
+            llama_memory_request req;
+            req.n_ctx = ctx;
+            req.cache_type_k = req.cache_type_v = type;
+            req.decode_one = false;
+            std::string why;
+            const auto f = llama_memory(*lib, model_of("llama").string(), req, why);
+            ASSERT_TRUE(f.has_value()) << why;
+            EXPECT_EQ(f->n_ctx, cells) << ctx;
+            EXPECT_EQ(f->cells, cells) << ctx;
+            const std::uint64_t per_cell = std::string(type) == "f16" ? 1024 : 544;
+            EXPECT_EQ(f->kv_bytes, per_cell * cells) << "ctx " << ctx << " " << type << "\n" << f->log;
+        }
     }
+}
+
+// deepseek2 with MLA caches K only: kv_lora_rank 64 + n_rot 32 = 96 values per cell and layer, 4
+// layers, f16: 768 bytes per cell. mamba: per layer a conv state (d_conv - 1) * d_inner = 3 * 256 and
+// an SSM state d_state * d_inner = 16 * 256 f32 values for the one sequence: 4 * 4864 * 4 = 77824 bytes.
+TEST(EstimateLlamaHarness, MlaAndRecurrentBytesByHand) {
+    REQUIRE_LLAMA(lib);
+    llama_memory_request req;
+    req.n_ctx = 1000;
+    req.decode_one = false;
+    std::string why;
+    const auto d = llama_memory(*lib, model_of("deepseek2").string(), req, why);
+    ASSERT_TRUE(d.has_value()) << why;
+    EXPECT_EQ(d->kv_bytes, 768u * 1024u) << d->log;
+    const auto m = llama_memory(*lib, model_of("mamba").string(), req, why);
+    ASSERT_TRUE(m.has_value()) << why;
+    EXPECT_EQ(m->kv_bytes, 0u);
+    EXPECT_EQ(m->rs_bytes, 77824u) << m->log;
+}
+
+// gemma2 (window 128, every other layer SWA): with swa_full off the SWA cache holds the window plus
+// a ubatch, padded to 256: 128 + 512 -> 768 cells; with llama.cpp's default (swa_full on), all 4096.
+TEST(EstimateLlamaHarness, SlidingWindowCells) {
+    REQUIRE_LLAMA(lib);
+    llama_memory_request req;
+    req.n_ctx = 4096;
+    req.decode_one = false;
+    req.swa_full = false;
+    std::string why;
+    const auto f = llama_memory(*lib, model_of("gemma2").string(), req, why);
+    ASSERT_TRUE(f.has_value()) << why;
+    EXPECT_EQ(f->cells, 4096u) << f->log;
+    EXPECT_EQ(f->swa_cells, 768u) << f->log;
+    // 2 full layers * 4096 cells + 2 SWA layers * 768 cells, 2 KV heads of 32, K and V f16.
+    EXPECT_EQ(f->kv_bytes, (2u * 4096u + 2u * 768u) * 2u * 32u * 2u * 2u);
+    req.swa_full = true;
+    const auto full = llama_memory(*lib, model_of("gemma2").string(), req, why);
+    ASSERT_TRUE(full.has_value()) << why;
+    EXPECT_EQ(full->swa_cells, 4096u) << full->log;
 }
 
 // The parameters set at their offsets are the ones the context reports.
@@ -140,7 +190,7 @@ TEST(EstimateLlamaHarness, ParametersReadBack) {
     std::string why;
     const auto f = llama_memory(*lib, model_of("qwen2").string(), req, why);
     ASSERT_TRUE(f.has_value()) << why;
-    EXPECT_EQ(f->n_ctx, 1000u);
+    EXPECT_EQ(f->n_ctx, 1024u);  // padded to a multiple of 256
     EXPECT_EQ(f->n_batch, 512u);
     EXPECT_EQ(f->n_ubatch, 128u);
     EXPECT_EQ(f->n_seq_max, 2u);
@@ -169,8 +219,13 @@ command_result run_minfer(const std::string& args) {
     return r;
 }
 
+// `minfer estimate --help` succeeds and describes the estimate's options (an unknown subcommand's
+// --help prints the main help, also with status 0).
 bool estimate_exists() {
-    static const bool yes = run_minfer("estimate --help").rc == 0;
+    static const bool yes = [] {
+        const command_result r = run_minfer("estimate --help");
+        return r.rc == 0 && r.out.find("--cache-type-k") != std::string::npos;
+    }();
     return yes;
 }
 
@@ -188,7 +243,8 @@ std::optional<std::uint64_t> number_after(const std::string& json, const std::st
 
 TEST_P(Arch, EstimateMatchesLlama) {
     REQUIRE_LLAMA(lib);
-    if (!estimate_exists()) GTEST_SKIP() << "`minfer estimate --help` fails: no estimate command in this build: skipped";
+    if (!estimate_exists()) GTEST_SKIP() << "`minfer estimate --help` fails or lacks --cache-type-k: no estimate command in this "
+                                       "build: skipped";
     const std::string model = model_of(GetParam()).string();
     for (std::uint32_t ctx : {256u, 1000u, 4096u}) {
         for (const char* type : {"f16", "q8_0"}) {
@@ -198,6 +254,7 @@ TEST_P(Arch, EstimateMatchesLlama) {
             req.cache_type_k = type;
             req.cache_type_v = type;
             req.decode_one = false;
+            req.swa_full = false;  // as llama-server and llama-cli, and `minfer estimate`
             std::string why;
             const auto f = llama_memory(*lib, model, req, why);
             ASSERT_TRUE(f.has_value()) << why;
