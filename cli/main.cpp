@@ -57,6 +57,10 @@ constexpr std::array commands{
             "Check a model's values: NaN/Inf in float tensors and quantized scales (--values: every value), "
             "all-zero tensors; --manifest and --file-sha256 check the download in the same pass",
             minfer::cli::verify_add_options, minfer::cli::verify_run},
+    command{"estimate",
+            "Estimate the memory llama.cpp will allocate for a model: weights, KV cache and compute buffer, CPU only "
+            "and with full GPU offload (--json: bytes)",
+            minfer::cli::estimate_add_options, minfer::cli::estimate_run},
 };
 
 }  // namespace

@@ -29,4 +29,7 @@ int hash_run();
 void verify_add_options(CLI::App& sub);
 int verify_run();
 
+void estimate_add_options(CLI::App& sub);
+int estimate_run();
+
 }  // namespace minfer::cli
