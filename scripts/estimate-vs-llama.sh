@@ -21,7 +21,7 @@ if [ -z "${MINFER_LLAMA_LIB:-}" ]; then
 fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-archs="llama llama-moe qwen2 qwen3 qwen3moe gemma2 gemma3 phi3 deepseek2 mamba"
+archs="llama llama-moe qwen2 qwen3 qwen3moe gemma2 gemma3 phi3 deepseek2 mamba openelm"
 echo "| architecture | ctx | cache | KV bytes: estimate | KV bytes: llama.cpp | KV | compute MiB: estimate | compute MiB: llama.cpp | compute diff |"
 echo "|---|---:|---|---:|---:|---|---:|---:|---:|"
 for arch in $archs; do
@@ -39,6 +39,9 @@ kv_r = ref["kv_cache_bytes"] + ref["recurrent_state_bytes"]
 c_e = est["cpu_only"]["cpu"]["compute_buffer_bytes"]
 c_r = ref["compute_buffer_bytes"]
 mib = lambda b: b / 1048576.0
+if kv_e is None or c_e is None:
+    print(f"| {arch} | {ctx} | {typ} | unknown architecture | {kv_r} | - | - | {mib(c_r):.2f} | - |")
+    sys.exit(0)
 print(f"| {arch} | {ctx} | {typ} | {kv_e} | {kv_r} | {'equal' if kv_e == kv_r else 'DIFFERENT'} | "
       f"{mib(c_e):.2f} | {mib(c_r):.2f} | {100.0 * (c_e - c_r) / c_r:+.1f} % |")
 PY

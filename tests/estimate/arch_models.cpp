@@ -288,11 +288,41 @@ void make_mamba(model& m) {
     }
 }
 
+// OpenELM: per-layer head counts, KV head counts and feed-forward widths (arrays), fused qkv with
+// q/k norms. The one architecture here whose per-layer KV heads differ (llama.cpp's llama loader
+// reads an array but sizes every layer's tensors alike).
+void make_openelm(model& m) {
+    const std::vector<std::uint32_t> heads = {4, 4, 8, 8};
+    const std::vector<std::uint32_t> kv = {1, 2, 2, 4};
+    const std::vector<std::uint32_t> ff = {256, 256, 384, 384};
+    common_metadata(m, 0);
+    m.key_u32s("attention.head_count", heads);
+    m.key_u32s("attention.head_count_kv", kv);
+    m.key_u32s("feed_forward_length", ff);
+    m.key_u32("attention.key_length", static_cast<std::uint32_t>(head_dim));
+    m.key_u32("attention.value_length", static_cast<std::uint32_t>(head_dim));
+    m.key_u32("rope.dimension_count", static_cast<std::uint32_t>(head_dim));
+    embeddings(m, false);
+    for (std::uint32_t i = 0; i < n_layer; ++i) {
+        const std::int64_t h = heads[i], k = kv[i], f = ff[i];
+        m.blk(i, "attn_norm.weight", {n_embd});
+        m.blk(i, "attn_qkv.weight", {n_embd, head_dim * (h + 2 * k)});
+        m.blk(i, "attn_q_norm.weight", {head_dim});
+        m.blk(i, "attn_k_norm.weight", {head_dim});
+        m.blk(i, "attn_output.weight", {head_dim * h, n_embd});
+        m.blk(i, "ffn_norm.weight", {n_embd});
+        m.blk(i, "ffn_gate.weight", {n_embd, f});
+        m.blk(i, "ffn_down.weight", {f, n_embd});
+        m.blk(i, "ffn_up.weight", {n_embd, f});
+    }
+}
+
 }  // namespace
 
 const std::vector<std::string>& arch_names() {
     static const std::vector<std::string> names = {"llama", "llama-moe", "qwen2", "qwen3", "qwen3moe",
-                                                   "gemma2", "gemma3", "phi3", "deepseek2", "mamba"};
+                                                   "gemma2", "gemma3", "phi3", "deepseek2", "mamba",
+                                                   "openelm"};
     return names;
 }
 
@@ -310,6 +340,7 @@ gguf::result<void> make_arch_model(const std::string& arch, const std::filesyste
         else if (arch == "phi3") make_phi3(m);
         else if (arch == "deepseek2") make_deepseek2(m);
         else if (arch == "mamba") make_mamba(m);
+        else if (arch == "openelm") make_openelm(m);
         else {
             gguf::error e;
             e.code = gguf::errc::bad_value_type;

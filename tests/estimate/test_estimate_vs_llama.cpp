@@ -175,6 +175,19 @@ TEST(EstimateLlamaHarness, SlidingWindowCells) {
     EXPECT_EQ(full->swa_cells, 4096u) << full->log;
 }
 
+// openelm's per-layer KV heads 1, 2, 2, 4 of 32: (1+2+2+4) * 32 = 288 K values per cell and as many
+// V, f16: 1152 bytes per cell.
+TEST(EstimateLlamaHarness, PerLayerKvHeadsByHand) {
+    REQUIRE_LLAMA(lib);
+    llama_memory_request req;
+    req.n_ctx = 1000;
+    req.decode_one = false;
+    std::string why;
+    const auto f = llama_memory(*lib, model_of("openelm").string(), req, why);
+    ASSERT_TRUE(f.has_value()) << why;
+    EXPECT_EQ(f->kv_bytes, 1152u * 1024u) << f->log;
+}
+
 // The parameters set at their offsets are the ones the context reports.
 TEST(EstimateLlamaHarness, ParametersReadBack) {
     REQUIRE_LLAMA(lib);
@@ -261,6 +274,10 @@ TEST_P(Arch, EstimateMatchesLlama) {
             const command_result e = run_minfer("estimate '" + model + "' --ctx " + std::to_string(ctx) +
                                                 " --cache-type-k " + type + " --cache-type-v " + type + " --json");
             ASSERT_EQ(e.rc, 0) << e.out;
+            // openelm (the per-layer KV heads model) is beyond the ten architectures the issue names:
+            // compared once the estimate knows it, skipped loudly until then.
+            if (GetParam() == "openelm" && e.out.find("\"architecture_known\": false") != std::string::npos)
+                GTEST_SKIP() << "minfer estimate does not know openelm (architecture_known false): skipped";
             const auto kv = number_after(e.out, "kv_cache_bytes");
             ASSERT_TRUE(kv.has_value()) << e.out;
             EXPECT_EQ(*kv, f->kv_bytes + f->rs_bytes) << "llama.cpp: KV " << f->kv_bytes << " + RS " << f->rs_bytes
