@@ -3,8 +3,8 @@
 // and tensor its load_hparams / load_tensors require, small but non-trivial shapes (several layers,
 // GQA, per-layer head_count_kv arrays in "llama" (equal values) and "openelm" (1, 2, 2, 4), SWA
 // windows smaller than the tested contexts in gemma2 / gemma3, MLA in deepseek2, a recurrent state
-// in mamba), the sample model's 512-token BPE vocabulary, and zero weights (f32, written as holes). Used by the estimate-vs-llama.cpp tests and
-// the minfer-make-arch-model tool.
+// in mamba), the sample model's 512-token BPE vocabulary, and zero weights (f32, written as holes).
+// Used by the estimate-vs-llama.cpp tests and the minfer-make-arch-model tool.
 #include <filesystem>
 #include <string>
 #include <vector>

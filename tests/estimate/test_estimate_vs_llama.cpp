@@ -292,5 +292,51 @@ TEST_P(Arch, EstimateMatchesLlama) {
     }
 }
 
+// The other options, on a dense and a SWA model: flash attention off (a full KQ matrix in the compute
+// buffer), several sequences, a smaller ubatch and batch.
+TEST(EstimateLlamaOptions, EstimateMatchesLlama) {
+    REQUIRE_LLAMA(lib);
+    if (!estimate_exists()) GTEST_SKIP() << "`minfer estimate --help` fails or lacks --cache-type-k: no estimate command in this "
+                                            "build: skipped";
+    struct variant {
+        const char* args;
+        std::uint32_t n_batch, n_ubatch, n_seq_max;
+        const char* flash_attn;
+    };
+    const variant variants[] = {{"--flash-attn off", 2048, 512, 1, "off"},
+                                {"--parallel 4", 2048, 512, 4, "auto"},
+                                {"--batch 256 --ubatch 128", 256, 128, 1, "auto"},
+                                {"--ubatch 256 --parallel 2 --cache-type-k q8_0 --cache-type-v q8_0", 2048, 256, 2, "auto"}};
+    for (const char* arch : {"qwen2", "gemma2"}) {
+        const std::string model = model_of(arch).string();
+        for (const variant& v : variants) {
+            SCOPED_TRACE(std::string(arch) + " ctx 4096 " + v.args);
+            llama_memory_request req;
+            req.n_ctx = 4096;
+            req.n_batch = v.n_batch;
+            req.n_ubatch = v.n_ubatch;
+            req.n_seq_max = v.n_seq_max;
+            req.flash_attn = v.flash_attn;
+            if (std::string(v.args).find("q8_0") != std::string::npos) req.cache_type_k = req.cache_type_v = "q8_0";
+            req.decode_one = false;
+            req.swa_full = false;
+            std::string why;
+            const auto f = llama_memory(*lib, model, req, why);
+            ASSERT_TRUE(f.has_value()) << why;
+            const command_result e = run_minfer("estimate '" + model + "' --ctx 4096 " + v.args + " --json");
+            ASSERT_EQ(e.rc, 0) << e.out;
+            const auto kv = number_after(e.out, "kv_cache_bytes");
+            ASSERT_TRUE(kv.has_value()) << e.out;
+            EXPECT_EQ(*kv, f->kv_bytes + f->rs_bytes) << "estimate: " << e.out;
+            const auto cpu = e.out.find("\"cpu_only\"");
+            ASSERT_NE(cpu, std::string::npos) << e.out;
+            const auto compute = number_after(e.out, "compute_buffer_bytes", cpu);
+            ASSERT_TRUE(compute.has_value()) << e.out;
+            EXPECT_NEAR(static_cast<double>(*compute) / static_cast<double>(f->compute_bytes), 1.0, 0.10)
+                << "estimate " << *compute << ", llama.cpp " << f->compute_bytes;
+        }
+    }
+}
+
 }  // namespace
 }  // namespace minfer::estimate_test
