@@ -38,7 +38,7 @@ struct model {
         w.add_zero_tensor(name, tensor_type::f32, std::span<const std::int64_t>(ne));
     }
     void blk(std::uint32_t i, const std::string& name, std::vector<std::int64_t> ne) {
-        t("blk." + std::to_string(i) + "." + name, std::move(ne));
+        t(std::string("blk.").append(std::to_string(i)).append(".").append(name), std::move(ne));
     }
 };
 

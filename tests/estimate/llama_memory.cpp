@@ -136,11 +136,11 @@ void on_log(int /*level*/, const char* text, void* /*user*/) {
         const auto k = line.find("K (");
         const auto k_end = line.find(')', k);
         f->k_type = line.substr(k + 3, k_end - k - 3);
-        f->k_log_mib += mib_after(line, std::string("K (" + f->k_type + "): ").c_str());
+        f->k_log_mib += mib_after(line, std::string("K (").append(f->k_type).append("): ").c_str());
         const auto v = line.find("V (");
         const auto v_end = line.find(')', v);
         f->v_type = line.substr(v + 3, v_end - v - 3);
-        f->v_log_mib += mib_after(line, std::string("V (" + f->v_type + "): ").c_str());
+        f->v_log_mib += mib_after(line, std::string("V (").append(f->v_type).append("): ").c_str());
     }
 }
 
@@ -152,7 +152,7 @@ std::optional<llama_memory_figures> llama_memory(const llama_lib& lib, const std
     const std::string llama_path = (std::filesystem::path(lib.path()).parent_path() / "libllama.v0.5.0.so").string();
     void* h = ::dlopen(llama_path.c_str(), RTLD_NOW | RTLD_NOLOAD | RTLD_LOCAL);
     if (h == nullptr) {
-        why = "libllama is not loaded (" + llama_path + ")";
+        why = std::string("libllama is not loaded (").append(llama_path).append(")");
         return std::nullopt;
     }
     auto sym_u32 = [&](const char* name) {
@@ -183,7 +183,7 @@ std::optional<llama_memory_figures> llama_memory(const llama_lib& lib, const std
     }
     const int tk = ggml_type_of(req.cache_type_k), tv = ggml_type_of(req.cache_type_v);
     if (tk < 0 || tv < 0) {
-        why = "unknown cache type " + (tk < 0 ? req.cache_type_k : req.cache_type_v);
+        why = std::string("unknown cache type ").append(tk < 0 ? req.cache_type_k : req.cache_type_v);
         return std::nullopt;
     }
     const std::int32_t fa = req.flash_attn == "on" ? 1 : req.flash_attn == "off" ? 0 : -1;
@@ -205,7 +205,7 @@ std::optional<llama_memory_figures> llama_memory(const llama_lib& lib, const std
 
     minfer::llama_ref::llama_model* m = a.llama_model_load_from_file(model_path.c_str(), a.llama_model_default_params());
     if (m == nullptr) {
-        why = "llama_model_load_from_file('" + model_path + "') failed; llama.cpp said:\n" + f.log;
+        why = std::string("llama_model_load_from_file('").append(model_path).append("') failed; llama.cpp said:\n").append(f.log);
         return std::nullopt;
     }
     struct model_free {
@@ -217,7 +217,7 @@ std::optional<llama_memory_figures> llama_memory(const llama_lib& lib, const std
     g_buffer_hook_called = g_sched_hook_called = false;
     minfer::llama_ref::llama_context* ctx = a.llama_init_from_model(m, cp);
     if (ctx == nullptr) {
-        why = "llama_init_from_model failed; llama.cpp said:\n" + f.log;
+        why = std::string("llama_init_from_model failed; llama.cpp said:\n").append(f.log);
         return std::nullopt;
     }
     struct ctx_free {
