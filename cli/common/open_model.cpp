@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "exit_codes.hpp"
+#include "minfer/gguf/text.hpp"
 #include "minfer/gguf_write/in_place.hpp"
 #include "minfer/remote/fetch_options.hpp"
 #include "minfer/remote/http_opener.hpp"
@@ -57,7 +58,7 @@ gguf::result<gguf::model> open_model_at(const std::string& location, bool no_mma
         std::string why;
         const auto n = parse_size_arg(args.max_fetch, why);
         if (!n) {
-            gguf::error e = usage_value({}, std::string("--max-fetch ").append(args.max_fetch).append(": ").append(why));
+            gguf::error e = usage_value(location, std::string("--max-fetch ").append(gguf::escape(args.max_fetch)).append(": ").append(why));
             return gguf::unexpected(std::move(e));
         }
         fo.max_fetch = *n;
@@ -146,6 +147,12 @@ bool is_parse_failure(gguf::errc c) noexcept {
 
 int report_error(const gguf::error& e) {
     const int code = exit_code_for(e);
+    if (e.code == gguf::errc::bad_value_text && e.subject.empty() && !e.file.empty() && is_url(e.file)) {
+        // a URL refused, or not a valid URL: say why, without the generic "value is not valid"
+        fmt::print(stderr, "Error: {}: {}\n", gguf::escape(e.file), e.detail);
+        std::fflush(stderr);
+        return code;
+    }
     if (code == exit_parse && is_parse_failure(e.code)) {
         fmt::print(stderr, "Error: failed to parse GGUF: {}\n", e.message());
     } else {

@@ -154,7 +154,7 @@ std::size_t on_header(char* data, std::size_t size, std::size_t n, void* user) {
         t.content_range.clear();
         const std::size_t sp1 = line.find(' ');
         const std::size_t sp2 = sp1 == std::string_view::npos ? sp1 : line.find(' ', sp1 + 1);
-        t.reason = sp2 == std::string_view::npos ? std::string() : gguf::escape(trim(line.substr(sp2 + 1)));
+        t.reason = sp2 == std::string_view::npos ? std::string() : gguf::escape(trim(line.substr(sp2 + 1)), '"');
     } else if (ieq_prefix(line, "content-range:")) {
         t.content_range = std::string(trim(line.substr(14)));
         t.has_content_range = true;
@@ -300,7 +300,7 @@ private:
             std::string why = errbuf_[0] != '\0' ? std::string(errbuf_) : std::string(curl_easy_strerror(rc));
             if (rc == CURLE_TOO_MANY_REDIRECTS) why += " (a redirect loop, or more than the limit)";
             retry = transient_curl(rc);
-            return gguf::unexpected(make_error(errc::transfer_failed, url_, gguf::escape(why), static_cast<std::uint64_t>(rc)));
+            return gguf::unexpected(make_error(errc::transfer_failed, url_, gguf::escape(why, '"'), static_cast<std::uint64_t>(rc)));
         }
         if (!t.checked) {  // no body at all
             long status = 0;
