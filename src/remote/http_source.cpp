@@ -334,6 +334,8 @@ private:
 
     gguf::result<void> fetch(std::uint64_t first, std::uint64_t last, bool first_request) {
         const std::uint64_t len = last - first + 1;
+        // the budget before the buffer: a head a server claims to be huge is refused, not allocated
+        if (len > budget_.left()) return gguf::unexpected(over_budget(len));
         ensure_room(have_ + len);
         for (int k = 0;; ++k) {
             if (!budget_.reserve(len)) return gguf::unexpected(over_budget(len));

@@ -3,8 +3,10 @@
 // Expected values come from the server's own bookkeeping and from hand-made bytes, never from the
 // code under test.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
 #include <chrono>
+#include <fstream>
 #include <cstdint>
 #include <string>
 #include <thread>
@@ -394,6 +396,85 @@ TEST(HttpOpener, AModelWithinTheBudgetOpensFromItsHead) {
     ASSERT_TRUE(name);
     EXPECT_EQ(name->size(), 100000u);
     EXPECT_EQ(opener.stats().bytes_received(), file.size());
+}
+
+#if defined(__SANITIZE_ADDRESS__)
+#define MINFER_TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define MINFER_TEST_ASAN 1
+#endif
+#endif
+
+// RLIMIT_AS set to the process's size plus `extra` for the life of the object (nothing under ASan).
+class address_space_cap {
+public:
+    explicit address_space_cap(std::uint64_t extra) {
+#ifndef MINFER_TEST_ASAN
+        std::ifstream status("/proc/self/status");
+        std::string line;
+        std::uint64_t vm_kib = 0;
+        while (std::getline(status, line))
+            if (line.rfind("VmSize:", 0) == 0) vm_kib = std::stoull(line.substr(7));
+        if (vm_kib == 0 || getrlimit(RLIMIT_AS, &old_) != 0) return;
+        rlimit r = old_;
+        r.rlim_cur = vm_kib * 1024 + extra;
+        active_ = setrlimit(RLIMIT_AS, &r) == 0;
+#else
+        (void)extra;
+#endif
+    }
+    ~address_space_cap() {
+        if (active_) setrlimit(RLIMIT_AS, &old_);
+    }
+    address_space_cap(const address_space_cap&) = delete;
+    address_space_cap& operator=(const address_space_cap&) = delete;
+
+private:
+    rlimit old_{};
+    bool active_ = false;
+};
+
+TEST(HttpOpener, AHugeClaimedHeadIsRefusedBeforeItIsAllocated) {
+    // An array of 10^9 u64 (8 GB, under the parse's caps) in a file the server says is 16 GB long:
+    // the head needs more than the budget, which must be said before a buffer of that size is asked
+    // for (else: out_of_memory, or an allocation ASan refuses).
+    std::string file;
+    auto u32 = [&](std::uint32_t v) { file.append(reinterpret_cast<const char*>(&v), 4); };
+    auto u64 = [&](std::uint64_t v) { file.append(reinterpret_cast<const char*>(&v), 8); };
+    file += "GGUF";
+    u32(3);
+    u64(0);
+    u64(1);
+    u64(5);
+    file += "x.arr";
+    u32(9);   // array
+    u32(10);  // of u64
+    const std::uint64_t len = 1'000'000'000;
+    u64(len);
+    const std::uint64_t total = 16'000'000'000;
+    loopback_server srv([&](const http_request& rq, connection& c) {
+        const std::uint64_t last = std::min<std::uint64_t>(rq.last.value(), total - 1);
+        const std::uint64_t n = last - rq.first + 1;
+        c.send(answer_head("206 Partial Content", {"Content-Range: bytes " + std::to_string(rq.first) + "-" +
+                                                       std::to_string(last) + "/" + std::to_string(total),
+                                                   "Content-Length: " + std::to_string(n)}));
+        std::string body = rq.first < file.size() ? file.substr(rq.first, n) : std::string();
+        body.resize(n, 'n');
+        c.send(body);
+    });
+    auto opt = quick_options();
+    opt.first_read = 4096;
+    opt.max_fetch = 1 << 20;
+    remote::http_opener opener(opt);
+    // The address space capped at what the process has plus 1 GiB, so an 8 GB buffer cannot be had
+    // (not under ASan, whose shadow memory needs terabytes of address space).
+    const address_space_cap cap(1ull << 30);
+    auto m = gguf::model::open(opener, srv.url("/huge.gguf"));
+    ASSERT_FALSE(m);
+    EXPECT_EQ(m.error().code, errc::fetch_budget_exceeded) << m.error().message();
+    EXPECT_GE(m.error().found, 8 * len);
+    EXPECT_LE(opener.stats().bytes_received(), opt.max_fetch);
 }
 
 }  // namespace
