@@ -270,8 +270,9 @@ TEST(HttpSource, ARedirectChainThatEndsWellIsFollowed) {
 }
 
 TEST(HttpSource, StatusesAreHttpStatusAndOnlyTransientOnesAreRetried) {
-    for (const auto& [status, code] : std::vector<std::pair<std::string, std::uint64_t>>{
+    for (const auto& [status_line, code] : std::vector<std::pair<std::string, std::uint64_t>>{
              {"404 Not Found", 404}, {"403 Forbidden", 403}, {"410 Gone", 410}}) {
+        const std::string status = status_line;  // a lambda cannot capture a structured binding (C++20 clang)
         loopback_server srv([&](const http_request&, connection& c) {
             c.send(answer_head(status, {"Content-Length: 9"}));
             c.send("not here!");
