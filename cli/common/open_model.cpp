@@ -50,19 +50,17 @@ void add_remote_options(CLI::App& sub, remote_args& args) {
 
 gguf::result<gguf::model> open_model_at(const std::string& location, bool no_mmap, const remote_args& args) {
     last_fetch.reset();
+    remote::fetch_options fo;
+    if (!args.max_fetch.empty()) {  // checked for a path too: a wrong option is wrong whatever it is given with
+        std::string why;
+        const auto n = parse_size_arg(args.max_fetch, why);
+        if (!n)
+            return gguf::unexpected(usage_value(location, std::string("--max-fetch ").append(gguf::escape(args.max_fetch)).append(": ").append(why)));
+        fo.max_fetch = *n;
+    }
     if (!is_url(location)) return open_local(location, no_mmap);
     auto url = remote::resolve(location);
     if (!url) return gguf::unexpected(std::move(url).error());
-    remote::fetch_options fo;
-    if (!args.max_fetch.empty()) {
-        std::string why;
-        const auto n = parse_size_arg(args.max_fetch, why);
-        if (!n) {
-            gguf::error e = usage_value(location, std::string("--max-fetch ").append(gguf::escape(args.max_fetch)).append(": ").append(why));
-            return gguf::unexpected(std::move(e));
-        }
-        fo.max_fetch = *n;
-    }
     if (args.timeout > 0) {
         const long t = static_cast<long>(std::ceil(std::min(args.timeout, 1e6)));
         fo.total_timeout_s = t;
@@ -147,7 +145,8 @@ bool is_parse_failure(gguf::errc c) noexcept {
 
 int report_error(const gguf::error& e) {
     const int code = exit_code_for(e);
-    if (e.code == gguf::errc::bad_value_text && e.subject.empty() && !e.file.empty() && is_url(e.file)) {
+    if (e.code == gguf::errc::bad_value_text && e.subject.empty() && !e.file.empty() &&
+        (is_url(e.file) || e.detail.rfind("--max-fetch ", 0) == 0)) {
         // a URL refused, or not a valid URL: say why, without the generic "value is not valid"
         fmt::print(stderr, "Error: {}: {}\n", gguf::escape(e.file), e.detail);
         std::fflush(stderr);

@@ -313,6 +313,8 @@ TEST(RemoteCli, OptionErrors) {
     EXPECT_EQ(r.rc, 2) << r.err;
     r = run_minfer({"info", url, "--max-fetch", "lots"});
     EXPECT_EQ(r.rc, 2) << r.err;
+    r = run_minfer({"info", (fx_files().dir / "sample.gguf").string(), "--max-fetch", "lots"});
+    EXPECT_EQ(r.rc, 2) << "checked with a path too: " << r.err;
     r = run_minfer({"info", url, "--timeout", "-1"});
     EXPECT_EQ(r.rc, 2) << r.err;
     r = run_minfer({"info", "hf://only-owner"});
