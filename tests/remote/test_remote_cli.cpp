@@ -79,6 +79,11 @@ struct files {
         if (!m) throw std::runtime_error(m.error().message());
         n_tensors = m->tensors().size();
         data_offset = m->metadata().data_offset();
+        // the same model cut short (its data no longer fits: data_truncated, from the size alone) and
+        // with bytes after its data (trailing bytes, from the size alone)
+        const std::string whole = read_all(sample);
+        std::ofstream(dir / "truncated.gguf", std::ios::binary) << whole.substr(0, whole.size() - 1000);
+        std::ofstream(dir / "trailing.gguf", std::ios::binary) << whole << std::string(100, 't');
         fs::create_directories(dir / "split");
         const std::string per_part = std::to_string((n_tensors + 3) / 4);  // 4 parts
         rc = spawn_to_files({MINFER_EXE, "split", sample.string(), (dir / "split" / "sample").string(),
@@ -187,6 +192,11 @@ TEST(RemoteCli, SampleModelEqualsItsLocalCopy) {
              {}, {"--json"}, {"--no-tensors"}, {"--full"}, {"--no-arrays", "--json"}, {"--key", "general.architecture"},
              {"--key", "no.such.key"}})
         expect_same(url_base, local_base, "sample.gguf", opts);
+    for (const char* name : {"truncated.gguf", "trailing.gguf"}) {
+        expect_same(url_base, local_base, name, {});
+        expect_same(url_base, local_base, name, {"--json"});
+    }
+    EXPECT_EQ(run_minfer({"info", url_base + "truncated.gguf"}).rc, 1);
 }
 
 TEST(RemoteCli, SampleModelFetchesItsHeadAndOneChunkAtMost) {
@@ -304,6 +314,16 @@ TEST(RemoteCli, CommandsThatReadTensorDataRefuseUrls) {
         EXPECT_NE(r.err.find("download the file first"), std::string::npos) << args[0] << ": " << r.err;
     }
     EXPECT_FALSE(fs::exists(out));
+}
+
+TEST(RemoteCli, HfTokenGoesToTheHubOnly) {
+    loopback_server srv(serve_tree);
+    ::setenv("HF_TOKEN", "hf_not_for_you", 1);
+    const outcome r = run_minfer({"info", srv.url("/tmp/sample.gguf"), "--no-tensors"});
+    ::unsetenv("HF_TOKEN");
+    EXPECT_EQ(r.rc, 0) << r.err;
+    ASSERT_FALSE(srv.log().empty());
+    for (const auto& rq : srv.log()) EXPECT_EQ(rq.authorization, "") << "127.0.0.1 is not the Hub";
 }
 
 TEST(RemoteCli, OptionErrors) {
