@@ -40,9 +40,11 @@ bool is_url(const std::string& location) { return remote::is_remote(location); }
 
 void add_remote_options(CLI::App& sub, remote_args& args) {
     sub.add_option("--max-fetch", args.max_fetch,
-                   "For a URL: the most bytes fetched over all parts (SIZE: bytes, K/M/G or KiB/MiB/GiB; default 64MiB)");
+                   "For a URL: the most bytes fetched over all parts (SIZE: bytes, K/M/G or KiB/MiB/GiB; default 64MiB)")
+        ->type_name("SIZE");
     sub.add_option("--timeout", args.timeout,
                    "For a URL: the seconds one request may take, and the longest wait for a byte (default 120 and 20)")
+        ->type_name("SECONDS")
         ->check(CLI::PositiveNumber);
     sub.add_flag("--stats", args.stats,
                  "For a URL: print \"fetched N bytes in K requests from M parts\" on stderr even when it is not a terminal");
