@@ -136,6 +136,7 @@ public:
     std::string url(const std::string& path) const { return "http://127.0.0.1:" + std::to_string(port_) + path; }
     int requests() const { return requests_; }
     int max_in_flight() const { return max_in_flight_; }
+    /// Bytes written to the sockets, counted when each answer is done: exact after stop().
     std::uint64_t bytes_sent() const { return bytes_sent_; }
     std::vector<http_request> log() const {
         std::lock_guard<std::mutex> l(mutex_);
