@@ -353,6 +353,26 @@ TEST(HttpSource, TheBearerTokenIsSentAndNeverShown) {
     EXPECT_EQ(o.src.error().message().find("hf_secret123"), std::string::npos);
 }
 
+TEST(HttpSource, TheBearerTokenDoesNotFollowARedirectToAnotherHost) {
+    const std::string file = blob();
+    int port = 0;
+    loopback_server srv([&](const http_request& rq, connection& c) {
+        if (rq.target == "/a.gguf")  // the same server under another host name
+            c.send(answer_head("302 Found", {"Location: http://localhost:" + std::to_string(port) + "/b.gguf", "Content-Length: 0"}));
+        else
+            serve_bytes(rq, c, file);
+    });
+    port = srv.port();
+    auto opt = quick_options();
+    opt.bearer_token = "hf_secret123";
+    opened o(srv.url("/a.gguf"), opt);
+    ASSERT_TRUE(o.src) << o.src.error().message();
+    const auto log = srv.log();
+    ASSERT_EQ(log.size(), 2u);
+    EXPECT_EQ(log[0].authorization, "Bearer hf_secret123");
+    EXPECT_EQ(log[1].authorization, "") << "sent on to another host";
+}
+
 // A GGUF file of one string key of `value_len` bytes and no tensors: its head is the whole file.
 std::string one_key_gguf(std::size_t value_len) {
     std::string s;
