@@ -19,6 +19,7 @@ namespace minfer::cli {
 namespace {
 
 info_options opt;  // filled by CLI11 during parsing, read by info_run()
+remote_args remote_opt;  // --max-fetch, --timeout, --stats (for a URL)
 
 bool is_directory(const std::string& path) {
     std::error_code ec;
@@ -26,14 +27,14 @@ bool is_directory(const std::string& path) {
 }
 
 int run(out_buffer& out) {
-    if (is_directory(opt.path)) return list_directory(std::filesystem::path(opt.path), opt, out);
+    if (!is_url(opt.path) && is_directory(opt.path)) return list_directory(std::filesystem::path(opt.path), opt, out);
 
     const bool text = !opt.json && !opt.has_key;
     if (text) {
         out.print("Loading model: {}\n", gguf::escape(opt.path));
         out.flush();
     }
-    auto m = open_model(opt.path, opt.no_mmap);
+    auto m = open_model_at(opt.path, opt.no_mmap, remote_opt);
     if (!m) {
         out.flush();
         return report_error(m.error());
@@ -47,7 +48,8 @@ int run(out_buffer& out) {
 void info_add_options(CLI::App& sub) {
     sub.add_option("model", opt.path,
                    "The .gguf file, or part 1 (<name>-00001-of-0000N.gguf) of a split set; a directory lists "
-                   "its .gguf files with each one's verdict")
+                   "its .gguf files with each one's verdict; an http(s):// URL or hf://OWNER/REPO/FILE[@REVISION] "
+                   "is read from its head (metadata and tensor table) with range requests")
         ->required();
     sub.add_flag("--full", opt.full,
                  "Print every array item, whole strings, and the chat template as text (default: first 8 "
@@ -63,11 +65,14 @@ void info_add_options(CLI::App& sub) {
     sub.add_flag("--no-mmap", opt.no_mmap,
                  "Read the file into memory instead of mapping it: slower, but immune to SIGBUS if the file "
                  "is truncated while it is read");
+    add_remote_options(sub, remote_opt);
 }
 
 int info_run() {
     opt.has_key = !opt.key.empty();
-    return run_printing(run);
+    const int rc = run_printing(run);
+    print_fetch_stats(remote_opt);  // after the output, on stderr (a URL only)
+    return rc;
 }
 
 }  // namespace minfer::cli

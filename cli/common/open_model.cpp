@@ -1,18 +1,101 @@
 #include "open_model.hpp"
 
+#include <unistd.h>
+
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
+#include <optional>
 
 #include <fmt/format.h>
 
 #include "exit_codes.hpp"
+#include "minfer/gguf/text.hpp"
 #include "minfer/gguf_write/in_place.hpp"
+#include "minfer/remote/fetch_options.hpp"
+#include "minfer/remote/http_opener.hpp"
+#include "minfer/remote/url.hpp"
 #include "quote.hpp"
 #include "sigbus_guard.hpp"
+#include "size_arg.hpp"
 
 namespace minfer::cli {
 
+namespace {
+std::optional<remote::fetch_stats> last_fetch;  // what the last remote open fetched
+
+gguf::error usage_value(const std::string& file, std::string why) {
+    gguf::error e;
+    e.code = gguf::errc::bad_value_text;
+    e.file = file;
+    e.detail = std::move(why);
+    return e;
+}
+
+gguf::result<gguf::model> open_local(const std::string& path, bool no_mmap);
+}  // namespace
+
+bool is_url(const std::string& location) { return remote::is_remote(location); }
+
+void add_remote_options(CLI::App& sub, remote_args& args) {
+    sub.add_option("--max-fetch", args.max_fetch,
+                   "For a URL: the most bytes fetched over all parts (SIZE: bytes, K/M/G or KiB/MiB/GiB; default 64MiB)")
+        ->type_name("SIZE");
+    sub.add_option("--timeout", args.timeout,
+                   "For a URL: the seconds one request may take, and the longest wait for a byte (default 120 and 20)")
+        ->type_name("SECONDS")
+        ->check(CLI::PositiveNumber);
+    sub.add_flag("--stats", args.stats,
+                 "For a URL: print \"fetched N bytes in K requests from M parts\" on stderr even when it is not a terminal");
+}
+
+gguf::result<gguf::model> open_model_at(const std::string& location, bool no_mmap, const remote_args& args) {
+    last_fetch.reset();
+    remote::fetch_options fo;
+    if (!args.max_fetch.empty()) {  // checked for a path too: a wrong option is wrong whatever it is given with
+        std::string why;
+        const auto n = parse_size_arg(args.max_fetch, why);
+        if (!n)
+            return gguf::unexpected(usage_value(location, std::string("--max-fetch ").append(gguf::escape(args.max_fetch)).append(": ").append(why)));
+        fo.max_fetch = *n;
+    }
+    if (!is_url(location)) return open_local(location, no_mmap);
+    auto url = remote::resolve(location);
+    if (!url) return gguf::unexpected(std::move(url).error());
+    if (args.timeout > 0) {
+        const long t = static_cast<long>(std::ceil(std::min(args.timeout, 1e6)));
+        fo.total_timeout_s = t;
+        fo.stall_timeout_s = std::min(fo.stall_timeout_s, t);
+        fo.connect_timeout_s = std::min(fo.connect_timeout_s, t);
+    }
+    if (remote::is_hub(*url)) {
+        if (const char* token = std::getenv("HF_TOKEN"); token != nullptr) fo.bearer_token = token;
+    }
+    remote::http_opener opener(fo);
+    auto m = gguf::model::open(opener, *url);
+    last_fetch = opener.stats();
+    return m;
+}
+
+void print_fetch_stats(const remote_args& args) {
+    if (!last_fetch) return;
+    if (!args.stats && ::isatty(STDERR_FILENO) != 1) return;
+    const std::size_t parts = last_fetch->parts.size();
+    fmt::print(stderr, "fetched {} bytes in {} request{} from {} part{}\n", last_fetch->bytes_received(),
+               last_fetch->requests(), last_fetch->requests() == 1 ? "" : "s", parts, parts == 1 ? "" : "s");
+    std::fflush(stderr);
+}
+
 gguf::result<gguf::model> open_model(const std::string& path, bool no_mmap) {
+    if (is_url(path))
+        return gguf::unexpected(usage_value(path, "this command reads tensor data, which is not fetched from a URL; "
+                                                  "download the file first (minfer info and minfer estimate read URLs)"));
+    return open_local(path, no_mmap);
+}
+
+namespace {
+gguf::result<gguf::model> open_local(const std::string& path, bool no_mmap) {
     // Armed before the mapping exists: parsing reads the mapping too.
     sigbus_guard_file(path, "(or one of its split parts)");
     gguf::open_options oo;
@@ -34,6 +117,7 @@ gguf::result<gguf::model> open_model(const std::string& path, bool no_mmap) {
     }
     return m;
 }
+}  // namespace
 
 int exit_code_for(const gguf::error& e) noexcept {
     switch (e.code) {
@@ -63,6 +147,13 @@ bool is_parse_failure(gguf::errc c) noexcept {
 
 int report_error(const gguf::error& e) {
     const int code = exit_code_for(e);
+    if (e.code == gguf::errc::bad_value_text && e.subject.empty() && !e.file.empty() &&
+        (is_url(e.file) || e.detail.rfind("--max-fetch ", 0) == 0)) {
+        // a URL refused, or not a valid URL: say why, without the generic "value is not valid"
+        fmt::print(stderr, "Error: {}: {}\n", gguf::escape(e.file), e.detail);
+        std::fflush(stderr);
+        return code;
+    }
     if (code == exit_parse && is_parse_failure(e.code)) {
         fmt::print(stderr, "Error: failed to parse GGUF: {}\n", e.message());
     } else {

@@ -2,13 +2,38 @@
 // Opening a model for a command, and reporting why it failed, the same way in every command.
 #include <string>
 
+#include <CLI/CLI.hpp>
+
 #include "minfer/gguf/error.hpp"
 #include "minfer/gguf/model.hpp"
 
 namespace minfer::cli {
 
 /// Open `path` (mapped, or read into memory with `no_mmap`), with the SIGBUS guard naming the file.
+/// For the commands that read tensor data: a URL is refused (bad_value_text, exit 2: download it first).
 gguf::result<gguf::model> open_model(const std::string& path, bool no_mmap);
+
+/// The options of the commands that read only metadata and so accept URLs (info, estimate).
+struct remote_args {
+    std::string max_fetch;  ///< --max-fetch SIZE (size_arg syntax); empty: 64 MiB
+    double timeout = 0;     ///< --timeout SECONDS for each request (and the stall limit); 0: the defaults
+    bool stats = false;     ///< --stats: print the fetched-bytes line even when stderr is not a terminal
+};
+
+/// Add --max-fetch, --timeout and --stats to a command that accepts URLs.
+void add_remote_options(CLI::App& sub, remote_args& args);
+
+/// Whether `location` is a URL (http://, https://, hf://) rather than a path.
+bool is_url(const std::string& location);
+
+/// Open a local model as open_model does, or a remote one (http://, https://, hf://OWNER/REPO/FILE[@REV])
+/// through minfer::remote: its head only, with the same checks and verdict. $HF_TOKEN is sent to the
+/// Hub (hf://, huggingface.co, hf.co) only. A bad URL or option value is bad_value_text (exit 2).
+gguf::result<gguf::model> open_model_at(const std::string& location, bool no_mmap, const remote_args& args);
+
+/// After a command's output: "fetched N bytes in K requests from M parts" on stderr, when the last
+/// open_model_at fetched a URL and stderr is a terminal or --stats was given; nothing otherwise.
+void print_fetch_stats(const remote_args& args);
 
 /// The exit code an open error maps to: exit_io for io_error, split_part_missing and out_of_memory,
 /// exit_parse for everything else.

@@ -1,0 +1,30 @@
+#pragma once
+// Remote locations: which texts are URLs, hf:// names mapped to the Hub's resolve URLs, and the
+// file name and sibling of a URL (where the other parts of a split set are).
+#include <string>
+#include <string_view>
+
+#include "minfer/gguf/result.hpp"
+
+namespace minfer::remote {
+
+/// Whether `text` names a remote file: it starts with http://, https:// or hf:// (scheme in any case).
+bool is_remote(std::string_view text) noexcept;
+
+/// The http(s) URL to fetch for `text`: an http(s) URL checked (a host, no spaces or control
+/// characters, no user:password part), or hf://OWNER/REPO/FILE[@REVISION] mapped to
+/// https://huggingface.co/OWNER/REPO/resolve/REVISION/FILE (REVISION defaults to main). Every part
+/// is validated strictly. @returns bad_value_text (detail = what is wrong) for anything else.
+gguf::result<std::string> resolve(std::string_view text);
+
+/// The URL's last path segment, percent-decoded, without query string or fragment.
+std::string file_name(std::string_view url);
+
+/// `url` with its last path segment replaced by `name` (percent-encoded where needed); the query
+/// string is kept, the fragment dropped.
+std::string sibling(std::string_view url, std::string_view name);
+
+/// Whether the URL's host is the Hugging Face Hub (huggingface.co, hf.co): the only hosts a $HF_TOKEN goes to.
+bool is_hub(std::string_view url) noexcept;
+
+}  // namespace minfer::remote

@@ -1,0 +1,95 @@
+// The URL opener: sources for the entry and the parts, the parts' heads fetched in parallel.
+#include "minfer/remote/http_opener.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <new>
+#include <optional>
+#include <system_error>
+#include <thread>
+
+#include "minfer/remote/url.hpp"
+
+namespace minfer::remote {
+
+http_opener::http_opener(fetch_options options) : options_(std::move(options)), budget_(options_.max_fetch) {
+    global_init();  // before any thread starts a transfer
+}
+
+std::string http_opener::file_name(const std::string& location) const { return remote::file_name(location); }
+
+std::string http_opener::sibling(const std::string& location, const std::string& name) const {
+    return remote::sibling(location, name);
+}
+
+part_stats* http_opener::new_part(const std::string& url) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    parts_.emplace_back();
+    parts_.back().url = url;
+    return &parts_.back();
+}
+
+gguf::result<std::unique_ptr<gguf::byte_source>> http_opener::open(const std::string& location) noexcept {
+    part_stats* stats = nullptr;
+    try {
+        stats = new_part(location);
+    } catch (const std::bad_alloc&) {
+        gguf::error e;
+        e.code = gguf::errc::out_of_memory;
+        e.file = location;
+        e.detail = "opening the remote file";
+        return gguf::unexpected(std::move(e));
+    }
+    return open_http_source(location, options_, budget_, *stats);
+}
+
+std::vector<gguf::result<gguf::fetched_head>> http_opener::fetch_heads(std::span<const std::string> locations,
+                                                                       const gguf::head_options& options) noexcept {
+    std::vector<gguf::result<gguf::fetched_head>> out;
+    try {
+        gguf::head_options ho = options;
+        ho.first_read = options_.first_read;
+        std::vector<std::optional<gguf::result<gguf::fetched_head>>> slots(locations.size());
+        std::atomic<std::size_t> next{0};
+        auto work = [&] {
+            for (;;) {
+                const std::size_t i = next.fetch_add(1);
+                if (i >= locations.size()) return;
+                auto src = open(locations[i]);
+                if (!src)
+                    slots[i].emplace(gguf::unexpected(std::move(src).error()));
+                else
+                    slots[i].emplace(gguf::fetch_head(**src, ho));
+            }
+        };
+        // A few transfers at a time: enough to hide each request's latency, not a flood of connections.
+        const std::size_t n_threads = std::min<std::size_t>(locations.size(), 8);
+        std::vector<std::thread> threads;
+        threads.reserve(n_threads);
+        try {
+            for (std::size_t k = 0; k < n_threads; ++k) threads.emplace_back(work);
+        } catch (const std::system_error&) {
+            // fewer threads than wished: the ones started (or this one) take the rest
+        }
+        if (threads.empty()) work();
+        for (std::thread& t : threads) t.join();
+        out.reserve(locations.size());
+        for (auto& s : slots) out.push_back(std::move(*s));
+    } catch (const std::bad_alloc&) {
+        out.clear();
+        gguf::error e;
+        e.code = gguf::errc::out_of_memory;
+        e.detail = "fetching the parts";
+        out.emplace_back(gguf::unexpected(std::move(e)));
+    }
+    return out;
+}
+
+fetch_stats http_opener::stats() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    fetch_stats s;
+    s.parts.assign(parts_.begin(), parts_.end());
+    return s;
+}
+
+}  // namespace minfer::remote

@@ -1,0 +1,390 @@
+// The HTTP byte source: libcurl easy transfers of byte ranges into one growing buffer, every answer
+// checked against what was asked (status, Content-Range, body length), under a shared budget.
+#include "minfer/remote/http_source.hpp"
+
+#include <chrono>
+#include <cstring>
+#include <mutex>
+#include <new>
+#include <optional>
+#include <thread>
+
+#include <curl/curl.h>
+
+#include "minfer/gguf/text.hpp"
+#include "minfer/remote/content_range.hpp"
+
+#ifndef MINFER_VERSION
+#define MINFER_VERSION "unknown"
+#endif
+
+namespace minfer::remote {
+
+bool fetch_budget::reserve(std::uint64_t n) noexcept {
+    std::uint64_t used = used_.load();
+    do {
+        if (used > max_ || n > max_ - used) return false;
+    } while (!used_.compare_exchange_weak(used, used + n));
+    return true;
+}
+
+void global_init() noexcept {
+    static std::once_flag once;
+    std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+}
+
+namespace {
+
+using gguf::errc;
+using gguf::error;
+
+std::string num(std::uint64_t v) { return std::to_string(v); }
+
+error make_error(errc code, const std::string& url, std::string detail, std::uint64_t found = 0) {
+    error e;
+    e.code = code;
+    e.file = url;
+    e.detail = std::move(detail);
+    e.found = found;
+    return e;
+}
+
+std::string in_quotes(std::string_view raw) {
+    std::string s("'");
+    s += gguf::escape(raw);
+    s += '\'';
+    return s;
+}
+
+bool ieq_prefix(std::string_view s, std::string_view prefix) noexcept {
+    if (s.size() < prefix.size()) return false;
+    for (std::size_t i = 0; i < prefix.size(); ++i) {
+        char c = s[i];
+        if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+        if (c != prefix[i]) return false;
+    }
+    return true;
+}
+
+std::string_view trim(std::string_view s) noexcept {
+    while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+    while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' || s.back() == '\n')) s.remove_suffix(1);
+    return s;
+}
+
+// One attempt of one range request: what the callbacks saw.
+struct transfer {
+    CURL* curl = nullptr;
+    const std::string* url = nullptr;
+    std::uint64_t first = 0, last = 0;  // the range asked, inclusive
+    bool first_request = false;
+    std::uint64_t known_total = 0;      // the size learned before (later requests)
+    std::byte* dest = nullptr;          // room for last - first + 1 bytes
+    part_stats* stats = nullptr;
+
+    // from the headers of the final answer
+    std::string reason;  // the status line's reason phrase
+    std::string content_range;
+    bool has_content_range = false;
+
+    // decided at the first body byte (or after the transfer when there is no body)
+    bool checked = false;
+    long status = 0;
+    std::uint64_t accept = 0;  // body bytes to keep
+    std::uint64_t total = 0;   // the file's size from Content-Range
+    std::uint64_t received = 0;
+    bool ranged = false;       // a 206 whose body must be exactly `accept` bytes
+    std::optional<error> failure;
+};
+
+std::uint64_t asked_len(const transfer& t) { return t.last - t.first + 1; }
+
+std::string range_text(const transfer& t) { return "bytes=" + num(t.first) + "-" + num(t.last); }
+
+// Decide what to make of the answer once its status and headers are known. false: stop the transfer.
+bool check_answer(transfer& t) {
+    t.checked = true;
+    curl_easy_getinfo(t.curl, CURLINFO_RESPONSE_CODE, &t.status);
+    const std::string& url = *t.url;
+    if (t.status == 206) {
+        if (!t.has_content_range) {
+            t.failure = make_error(errc::bad_content_range, url, "a 206 answer without Content-Range to " + range_text(t));
+            return false;
+        }
+        const auto cr = parse_content_range(t.content_range);
+        if (!cr || cr->unsatisfied) {
+            t.failure = make_error(errc::bad_content_range, url,
+                                   in_quotes(t.content_range) + " is not 'bytes FIRST-LAST/TOTAL' (asked " + range_text(t) + ")");
+            return false;
+        }
+        if (!t.first_request && cr->total != t.known_total) {
+            t.failure = make_error(errc::bad_content_range, url,
+                                   in_quotes(t.content_range) + " gives the file's size as " + num(cr->total) +
+                                       ", an earlier answer gave " + num(t.known_total));
+            return false;
+        }
+        const std::uint64_t want_last = std::min(t.last, cr->total - 1);
+        if (cr->first != t.first || cr->last != want_last) {
+            t.failure = make_error(errc::bad_content_range, url,
+                                   in_quotes(t.content_range) + " is not the range asked (" + range_text(t) + ")");
+            return false;
+        }
+        t.total = cr->total;
+        t.accept = cr->last - cr->first + 1;
+        t.ranged = true;
+        return true;
+    }
+    if (t.status == 200) {
+        t.failure = make_error(errc::range_ignored, url, "it answered 200 with the whole body to " + range_text(t));
+        t.accept = asked_len(t);  // kept up to the range asked, never more: then the transfer is cut off
+        return true;
+    }
+    std::string detail = t.reason;
+    if (t.has_content_range) detail += (detail.empty() ? "" : "; ") + std::string("Content-Range ") + in_quotes(t.content_range);
+    t.failure = make_error(errc::http_status, url, detail, static_cast<std::uint64_t>(t.status));
+    return false;
+}
+
+std::size_t on_header(char* data, std::size_t size, std::size_t n, void* user) {
+    auto& t = *static_cast<transfer*>(user);
+    const std::size_t len = size * n;
+    const std::string_view line(data, len);
+    if (ieq_prefix(line, "http/")) {  // a new answer (after a redirect or a 100): forget the last one's
+        t.has_content_range = false;
+        t.content_range.clear();
+        const std::size_t sp1 = line.find(' ');
+        const std::size_t sp2 = sp1 == std::string_view::npos ? sp1 : line.find(' ', sp1 + 1);
+        t.reason = sp2 == std::string_view::npos ? std::string() : gguf::escape(trim(line.substr(sp2 + 1)), '"');
+    } else if (ieq_prefix(line, "content-range:")) {
+        t.content_range = std::string(trim(line.substr(14)));
+        t.has_content_range = true;
+    }
+    return len;
+}
+
+std::size_t on_body(char* data, std::size_t size, std::size_t n, void* user) {
+    auto& t = *static_cast<transfer*>(user);
+    const std::size_t len = size * n;
+    if (!t.checked && !check_answer(t)) return 0;
+    if (t.status != 206 && t.status != 200) return 0;
+    const std::uint64_t room = t.accept - t.received;
+    const std::size_t take = static_cast<std::size_t>(std::min<std::uint64_t>(room, len));
+    if (take > 0) std::memcpy(t.dest + t.received, data, take);
+    t.received += take;
+    t.stats->bytes_received += take;
+    if (take < len) {
+        if (t.ranged)
+            t.failure = make_error(errc::bad_content_range, *t.url,
+                                   "the body is longer than the " + num(t.accept) + " bytes of Content-Range " +
+                                       in_quotes(t.content_range));
+        return 0;  // stop reading: a 200 is cut off here
+    }
+    return len;
+}
+
+bool transient_curl(CURLcode c) noexcept {
+    switch (c) {
+        case CURLE_COULDNT_CONNECT:
+        case CURLE_OPERATION_TIMEDOUT:
+        case CURLE_SEND_ERROR:
+        case CURLE_RECV_ERROR:
+        case CURLE_GOT_NOTHING: return true;
+        default: return false;
+    }
+}
+
+class http_source final : public gguf::byte_source {
+public:
+    http_source(std::string url, const fetch_options& options, fetch_budget& budget, part_stats& stats)
+        : url_(std::move(url)), options_(options), budget_(budget), stats_(stats) {}
+    ~http_source() override {
+        if (curl_) curl_easy_cleanup(curl_);
+        if (headers_) curl_slist_free_all(headers_);
+    }
+    http_source(const http_source&) = delete;
+    http_source& operator=(const http_source&) = delete;
+
+    gguf::result<void> start() {
+        curl_ = curl_easy_init();
+        if (!curl_) return gguf::unexpected(make_error(errc::transfer_failed, url_, "libcurl could not start a transfer"));
+        if (budget_.left() == 0) return gguf::unexpected(over_budget(1));
+        const std::uint64_t len = std::max<std::uint64_t>(1, std::min(options_.first_read, budget_.left()));
+        auto r = fetch(0, len - 1, true);
+        if (!r) return r;
+        return {};
+    }
+
+    std::uint64_t size() const noexcept override { return size_; }
+
+    gguf::result<std::span<const std::byte>> prefix(std::uint64_t n) noexcept override {
+        if (n > size_) n = size_;
+        if (n > have_) {
+            try {
+                auto r = fetch(have_, n - 1, false);
+                if (!r) return gguf::unexpected(std::move(r).error());
+            } catch (const std::bad_alloc&) {
+                return gguf::unexpected(make_error(errc::out_of_memory, url_, "holding the file's head"));
+            }
+        }
+        return std::span<const std::byte>(buf_.get(), static_cast<std::size_t>(n));
+    }
+
+    gguf::mapped_file take() noexcept override {
+        const std::size_t n = have_;
+        have_ = 0;
+        cap_ = 0;
+        return gguf::mapped_file::adopt(std::move(buf_), n);
+    }
+
+    bool whole() const noexcept override { return false; }
+
+private:
+    error over_budget(std::uint64_t need) const {
+        error e = make_error(errc::fetch_budget_exceeded, url_, {});
+        e.expected = budget_.max();
+        e.found = budget_.used() + need;
+        return e;
+    }
+
+    void ensure_room(std::uint64_t n) {
+        if (n <= cap_) return;
+        if (n > SIZE_MAX) throw std::bad_alloc();
+        std::unique_ptr<std::byte[]> bigger(new std::byte[static_cast<std::size_t>(n)]);
+        if (have_ > 0) std::memcpy(bigger.get(), buf_.get(), have_);
+        buf_ = std::move(bigger);
+        cap_ = n;
+    }
+
+    void setup(transfer& t, const std::string& range) {
+        curl_easy_reset(curl_);
+        curl_easy_setopt(curl_, CURLOPT_URL, url_.c_str());
+        curl_easy_setopt(curl_, CURLOPT_RANGE, range.c_str());
+        curl_easy_setopt(curl_, CURLOPT_FOLLOWLOCATION, 1L);
+        curl_easy_setopt(curl_, CURLOPT_MAXREDIRS, options_.max_redirects);
+        curl_easy_setopt(curl_, CURLOPT_PROTOCOLS_STR, "http,https");
+        curl_easy_setopt(curl_, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+        curl_easy_setopt(curl_, CURLOPT_CONNECTTIMEOUT, options_.connect_timeout_s);
+        curl_easy_setopt(curl_, CURLOPT_TIMEOUT, options_.total_timeout_s);
+        curl_easy_setopt(curl_, CURLOPT_LOW_SPEED_LIMIT, 1L);
+        curl_easy_setopt(curl_, CURLOPT_LOW_SPEED_TIME, options_.stall_timeout_s);
+        curl_easy_setopt(curl_, CURLOPT_NOSIGNAL, 1L);
+        curl_easy_setopt(curl_, CURLOPT_ACCEPT_ENCODING, nullptr);  // no compression: ranges of the file's bytes
+        const std::string agent = options_.user_agent.empty() ? std::string("minfer/") + MINFER_VERSION : options_.user_agent;
+        curl_easy_setopt(curl_, CURLOPT_USERAGENT, agent.c_str());
+        if (!options_.bearer_token.empty()) {
+            // libcurl sends it to the first host only, never to the host a redirect leads to
+            curl_easy_setopt(curl_, CURLOPT_HTTPAUTH, CURLAUTH_BEARER);
+            curl_easy_setopt(curl_, CURLOPT_XOAUTH2_BEARER, options_.bearer_token.c_str());
+        }
+        curl_easy_setopt(curl_, CURLOPT_HEADERFUNCTION, on_header);
+        curl_easy_setopt(curl_, CURLOPT_HEADERDATA, &t);
+        curl_easy_setopt(curl_, CURLOPT_WRITEFUNCTION, on_body);
+        curl_easy_setopt(curl_, CURLOPT_WRITEDATA, &t);
+        curl_easy_setopt(curl_, CURLOPT_ERRORBUFFER, errbuf_);
+    }
+
+    // One attempt: the outcome, and whether it is worth another attempt.
+    gguf::result<void> attempt(transfer& t, bool& retry) {
+        retry = false;
+        errbuf_[0] = '\0';
+        const std::string range = std::to_string(t.first) + "-" + std::to_string(t.last);
+        setup(t, range);
+        ++stats_.requests;
+        const CURLcode rc = curl_easy_perform(curl_);
+        if (t.failure) {
+            const std::uint64_t st = t.failure->found;
+            retry = t.failure->code == errc::http_status && (st >= 500 || st == 429);
+            return gguf::unexpected(*t.failure);
+        }
+        if (rc != CURLE_OK) {
+            std::string why = errbuf_[0] != '\0' ? std::string(errbuf_) : std::string(curl_easy_strerror(rc));
+            if (rc == CURLE_TOO_MANY_REDIRECTS) why += " (a redirect loop, or more than the limit)";
+            retry = transient_curl(rc);
+            return gguf::unexpected(make_error(errc::transfer_failed, url_, gguf::escape(why, '"'), static_cast<std::uint64_t>(rc)));
+        }
+        if (!t.checked) {  // no body at all
+            long status = 0;
+            curl_easy_getinfo(curl_, CURLINFO_RESPONSE_CODE, &status);
+            if (t.first_request && status == 416 && t.has_content_range) {
+                const auto cr = parse_content_range(t.content_range);
+                if (cr && cr->unsatisfied && cr->total == 0) {  // an empty file: no byte to range over
+                    t.status = 416;
+                    t.total = 0;
+                    return {};
+                }
+            }
+            if (t.first_request && status == 200) {  // 200 with an empty body: an empty file, too
+                t.status = 200;
+                t.total = 0;
+                return {};
+            }
+            check_answer(t);
+            if (t.failure) {
+                const std::uint64_t st = t.failure->found;
+                retry = t.failure->code == errc::http_status && (st >= 500 || st == 429);
+                return gguf::unexpected(*t.failure);
+            }
+        }
+        if (t.status == 206 && t.received != t.accept)
+            return gguf::unexpected(make_error(errc::transfer_failed, url_,
+                                               "the body ended after " + num(t.received) + " of the " + num(t.accept) +
+                                                   " bytes of Content-Range " + in_quotes(t.content_range)));
+        return {};
+    }
+
+    gguf::result<void> fetch(std::uint64_t first, std::uint64_t last, bool first_request) {
+        const std::uint64_t len = last - first + 1;
+        // the budget before the buffer: a head a server claims to be huge is refused, not allocated
+        if (len > budget_.left()) return gguf::unexpected(over_budget(len));
+        ensure_room(have_ + len);
+        for (int k = 0;; ++k) {
+            if (!budget_.reserve(len)) return gguf::unexpected(over_budget(len));
+            transfer t;
+            t.curl = curl_;
+            t.url = &url_;
+            t.first = first;
+            t.last = last;
+            t.first_request = first_request;
+            t.known_total = size_;
+            t.dest = buf_.get() + have_;
+            t.stats = &stats_;
+            bool retry = false;
+            auto r = attempt(t, retry);
+            budget_.release(len - std::min(len, t.received));
+            if (r) {
+                if (first_request) size_ = t.total;
+                have_ += t.received;
+                return {};
+            }
+            if (!retry || k >= options_.retries) return r;
+            std::this_thread::sleep_for(std::chrono::milliseconds(options_.retry_backoff_ms * (k + 1)));
+        }
+    }
+
+    std::string url_;
+    fetch_options options_;
+    fetch_budget& budget_;
+    part_stats& stats_;
+    CURL* curl_ = nullptr;
+    curl_slist* headers_ = nullptr;
+    char errbuf_[CURL_ERROR_SIZE] = {};
+    std::unique_ptr<std::byte[]> buf_;
+    std::uint64_t have_ = 0, cap_ = 0, size_ = 0;
+};
+
+}  // namespace
+
+gguf::result<std::unique_ptr<gguf::byte_source>> open_http_source(const std::string& url, const fetch_options& options,
+                                                                  fetch_budget& budget, part_stats& stats) noexcept {
+    try {
+        global_init();
+        auto src = std::make_unique<http_source>(url, options, budget, stats);
+        auto r = src->start();
+        if (!r) return gguf::unexpected(std::move(r).error());
+        return std::unique_ptr<gguf::byte_source>(std::move(src));
+    } catch (const std::bad_alloc&) {
+        return gguf::unexpected(make_error(errc::out_of_memory, url, "opening the remote file"));
+    }
+}
+
+}  // namespace minfer::remote

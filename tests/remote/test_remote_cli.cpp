@@ -1,0 +1,367 @@
+// `minfer info URL` against `minfer info FILE`: the same stdout, stderr and exit code except the
+// path, for the shared real fixtures (accepted and refused alike), the sample model and a split set
+// made by `minfer split`, served by the loopback server. Also: what is fetched for the sample
+// model, parts fetched in parallel, the commands that refuse URLs, the options' errors.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <thread>
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "loopback_server.hpp"
+#include "minfer/gguf.hpp"
+#include "minfer/remote/http_opener.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+using minfer::test::answer_head;
+using minfer::test::connection;
+using minfer::test::http_request;
+using minfer::test::loopback_server;
+using minfer::test::serve_bytes;
+
+// Run args[0] with stdout and stderr sent to files. @returns its exit status, or nullopt (why set).
+std::optional<int> spawn_to_files(const std::vector<std::string>& args, const fs::path& out, const fs::path& err,
+                                  const fs::path& /*cwd*/, std::string& why) {
+    std::vector<std::string> a = args;
+    std::vector<char*> argv;
+    for (std::string& s : a) argv.push_back(s.data());
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&fa, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    pid_t pid = 0;
+    const int sp = posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&fa);
+    if (sp != 0) {
+        why = "posix_spawn of " + args[0] + " failed";
+        return std::nullopt;
+    }
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0) {
+    }
+    if (WIFEXITED(status)) return WEXITSTATUS(status);
+    return -1;
+}
+
+const fs::path real_dir = fs::path(MINFER_SHARED_DIR) / "fixtures" / "real";
+
+std::string read_all(const fs::path& p) {
+    std::ifstream f(p, std::ios::binary);
+    std::ostringstream s;
+    s << f.rdbuf();
+    return s.str();
+}
+
+// The files the tests serve and compare: a temporary folder with the sample model and a split set.
+struct files {
+    fs::path dir;
+    files() {
+        char tmpl[] = "/tmp/minfer-remote-XXXXXX";
+        dir = ::mkdtemp(tmpl);
+        const fs::path sample = dir / "sample.gguf";
+        std::string why;
+        auto rc = spawn_to_files({MINFER_SAMPLE, sample.string()}, dir / "sample.out", dir / "sample.err", {}, why);
+        if (!rc || *rc != 0) throw std::runtime_error("minfer-sample failed: " + why);
+        auto m = minfer::gguf::model::open(sample);
+        if (!m) throw std::runtime_error(m.error().message());
+        n_tensors = m->tensors().size();
+        data_offset = m->metadata().data_offset();
+        // the same model cut short (its data no longer fits: data_truncated, from the size alone) and
+        // with bytes after its data (trailing bytes, from the size alone)
+        const std::string whole = read_all(sample);
+        std::ofstream(dir / "truncated.gguf", std::ios::binary) << whole.substr(0, whole.size() - 1000);
+        std::ofstream(dir / "trailing.gguf", std::ios::binary) << whole << std::string(100, 't');
+        fs::create_directories(dir / "split");
+        const std::string per_part = std::to_string((n_tensors + 3) / 4);  // 4 parts
+        rc = spawn_to_files({MINFER_EXE, "split", sample.string(), (dir / "split" / "sample").string(),
+                             "--split-max-tensors", per_part, "--quiet"},
+                            dir / "split.out", dir / "split.err", {}, why);
+        if (!rc || *rc != 0) throw std::runtime_error("minfer split failed: " + why + read_all(dir / "split.err"));
+    }
+    ~files() {
+        std::error_code ec;
+        fs::remove_all(dir, ec);
+    }
+    std::size_t n_tensors = 0;
+    std::uint64_t data_offset = 0;
+};
+
+const files& fx_files() {
+    static files f;
+    return f;
+}
+
+// Serves /real/NAME from the shared fixtures and /tmp/PATH from the temporary folder.
+void serve_tree(const http_request& rq, connection& c) {
+    std::string path = rq.target.substr(0, rq.target.find('?'));
+    fs::path local;
+    if (path.rfind("/real/", 0) == 0) local = real_dir / path.substr(6);
+    else if (path.rfind("/tmp/", 0) == 0) local = fx_files().dir / path.substr(5);
+    std::error_code ec;
+    if (local.empty() || path.find("..") != std::string::npos || !fs::is_regular_file(local, ec)) {
+        c.send(answer_head("404 Not Found", {"Content-Length: 0"}));
+        return;
+    }
+    serve_bytes(rq, c, read_all(local));
+}
+
+struct outcome {
+    int rc;
+    std::string out, err;
+};
+
+outcome run_minfer(const std::vector<std::string>& args) {
+    static int counter = 0;
+    const fs::path d = fx_files().dir;
+    const fs::path o = d / ("out." + std::to_string(counter)), e = d / ("err." + std::to_string(counter));
+    ++counter;
+    std::vector<std::string> argv{MINFER_EXE};
+    argv.insert(argv.end(), args.begin(), args.end());
+    std::string why;
+    const auto rc = spawn_to_files(argv, o, e, {}, why);
+    return {rc ? *rc : -1000, read_all(o), read_all(e) + why};
+}
+
+std::string replace_all(std::string s, const std::string& from, const std::string& to) {
+    for (std::size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size())) s.replace(at, from.size(), to);
+    return s;
+}
+
+// info URL and info FILE with the same options: equal apart from the URL's base where the path's is.
+void expect_same(const std::string& url_base, const std::string& local_base, const std::string& name,
+                 const std::vector<std::string>& options) {
+    std::vector<std::string> a{"info", url_base + name}, b{"info", local_base + name};
+    a.insert(a.end(), options.begin(), options.end());
+    b.insert(b.end(), options.begin(), options.end());
+    const outcome remote = run_minfer(a);
+    const outcome local = run_minfer(b);
+    EXPECT_EQ(remote.rc, local.rc) << name << "\n" << remote.err;
+    EXPECT_EQ(replace_all(remote.out, url_base, local_base), local.out) << name;
+    EXPECT_EQ(replace_all(remote.err, url_base, local_base), local.err) << name;
+}
+
+std::vector<std::string> real_files() {
+    std::vector<std::string> names;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(real_dir, ec))
+        if (e.path().extension() == ".gguf") names.push_back(e.path().filename().string());
+    std::sort(names.begin(), names.end());
+    return names;
+}
+
+class RealFixture : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(RealFixture, InfoOfTheUrlEqualsInfoOfTheFile) {
+    loopback_server srv(serve_tree);
+    const std::string url_base = srv.url("/real/"), local_base = real_dir.string() + "/";
+    expect_same(url_base, local_base, GetParam(), {});
+    expect_same(url_base, local_base, GetParam(), {"--json"});
+}
+
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(RealFixture);  // ../shared absent: SharedFixturesArePresent says so
+INSTANTIATE_TEST_SUITE_P(Shared, RealFixture, ::testing::ValuesIn(real_files()),
+                         [](const ::testing::TestParamInfo<std::string>& i) {
+                             std::string s = i.param;
+                             for (char& c : s)
+                                 if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+                             return s;
+                         });
+
+TEST(RemoteCli, SharedFixturesArePresent) {
+    if (real_files().empty()) GTEST_SKIP() << "SKIPPED: no real fixtures at " << real_dir << " (../shared absent)";
+    EXPECT_GE(real_files().size(), 10u);
+}
+
+TEST(RemoteCli, SampleModelEqualsItsLocalCopy) {
+    loopback_server srv(serve_tree);
+    const std::string url_base = srv.url("/tmp/"), local_base = fx_files().dir.string() + "/";
+    for (const auto& opts : std::vector<std::vector<std::string>>{{}, {"--json"}, {"--no-tensors"}})
+        expect_same(url_base, local_base, "sample.gguf", opts);
+}
+
+TEST(RemoteCli, SampleModelEqualsItsLocalCopyWithEveryMetadataOption) {
+    loopback_server srv(serve_tree);
+    const std::string url_base = srv.url("/tmp/"), local_base = fx_files().dir.string() + "/";
+    for (const auto& opts : std::vector<std::vector<std::string>>{
+             {"--full"}, {"--no-arrays", "--json"}, {"--key", "general.architecture"}, {"--key", "no.such.key"}})
+        expect_same(url_base, local_base, "sample.gguf", opts);
+}
+
+TEST(RemoteCli, DamagedSampleModelsEqualTheirLocalCopies) {
+    loopback_server srv(serve_tree);
+    const std::string url_base = srv.url("/tmp/"), local_base = fx_files().dir.string() + "/";
+    for (const char* name : {"truncated.gguf", "trailing.gguf"}) {
+        expect_same(url_base, local_base, name, {});
+        expect_same(url_base, local_base, name, {"--json"});
+    }
+    EXPECT_EQ(run_minfer({"info", url_base + "truncated.gguf"}).rc, 1);
+}
+
+TEST(RemoteCli, SampleModelFetchesItsHeadAndOneChunkAtMost) {
+    loopback_server srv(serve_tree);
+    const outcome r = run_minfer({"info", srv.url("/tmp/sample.gguf"), "--stats", "--no-tensors"});
+    ASSERT_EQ(r.rc, 0) << r.err;
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(r.err, m, std::regex("fetched ([0-9]+) bytes in ([0-9]+) requests? from 1 part\n")))
+        << r.err;
+    const std::uint64_t fetched = std::stoull(m[1]);
+    const auto log = srv.log();
+    ASSERT_FALSE(log.empty());
+    EXPECT_EQ(static_cast<int>(std::stoul(m[2])), srv.requests());
+    const auto& last = log.back();
+    const std::uint64_t last_range = last.last.value() - last.first + 1;
+    const std::uint64_t size = fs::file_size(fx_files().dir / "sample.gguf");
+    std::printf("sample model: %llu bytes, data_offset %llu, fetched %llu bytes in %d requests, last range %llu bytes\n",
+                static_cast<unsigned long long>(size), static_cast<unsigned long long>(fx_files().data_offset),
+                static_cast<unsigned long long>(fetched), srv.requests(), static_cast<unsigned long long>(last_range));
+    EXPECT_LE(fetched, fx_files().data_offset + last_range);
+    EXPECT_LE(fetched, size);
+    srv.stop();  // every connection's thread joined: its bytes counted
+    EXPECT_GE(srv.bytes_sent(), fetched);  // bodies and headers sent, of which the bodies were kept
+}
+
+// The same with a first range smaller than the head (the sample model is smaller than the default
+// 256 KiB): the head grows by doubling, and the tensor data is never fetched. (fetch_head directly:
+// model::open gives its entry fetch_head's default first range of 256 KiB.)
+TEST(RemoteCli, SampleModelWithSmallChunksFetchesNoTensorData) {
+    loopback_server srv(serve_tree);
+    minfer::remote::fetch_options o;
+    o.first_read = 1024;
+    minfer::remote::fetch_budget budget(o.max_fetch);
+    minfer::remote::part_stats stats;
+    auto src = minfer::remote::open_http_source(srv.url("/tmp/sample.gguf"), o, budget, stats);
+    ASSERT_TRUE(src) << src.error().message();
+    minfer::gguf::head_options ho;
+    ho.first_read = o.first_read;
+    auto head = minfer::gguf::fetch_head(**src, ho);
+    ASSERT_TRUE(head) << head.error().message();
+    const auto log = srv.log();
+    const std::uint64_t last_range = log.back().last.value() - log.back().first + 1;
+    const std::uint64_t fetched = stats.bytes_received;
+    const std::uint64_t size = fs::file_size(fx_files().dir / "sample.gguf");
+    std::printf("sample model, first range 1 KiB: data_offset %llu, fetched %llu bytes in %zu requests, last range %llu\n",
+                static_cast<unsigned long long>(fx_files().data_offset), static_cast<unsigned long long>(fetched),
+                log.size(), static_cast<unsigned long long>(last_range));
+    EXPECT_LE(fetched, fx_files().data_offset + last_range);
+    EXPECT_LT(fetched, size) << "the tensor data must not be fetched";
+    EXPECT_EQ(head->view.data_offset(), fx_files().data_offset);
+    EXPECT_EQ(head->file_size, size);
+    EXPECT_EQ(head->bytes.size(), fetched);
+}
+
+TEST(RemoteCli, SplitSetEqualsItsLocalCopy) {
+    loopback_server srv(serve_tree);
+    const std::string url_base = srv.url("/tmp/split/"), local_base = (fx_files().dir / "split").string() + "/";
+    expect_same(url_base, local_base, "sample-00001-of-00004.gguf", {});
+    expect_same(url_base, local_base, "sample-00001-of-00004.gguf", {"--json"});
+    // a later part given as the entry, and a set with a part missing, fail alike
+    expect_same(url_base, local_base, "sample-00002-of-00004.gguf", {});
+    const outcome r = run_minfer({"info", url_base + "sample-00001-of-00004.gguf", "--stats"});
+    EXPECT_NE(r.err.find("from 4 parts"), std::string::npos) << r.err;
+}
+
+TEST(RemoteCli, AMissingPartIsSplitPartMissing) {
+    // the parts from the folder, part 3 answered 404
+    loopback_server srv([](const http_request& rq, connection& c) {
+        if (rq.target.find("00003-of") != std::string::npos) {
+            c.send(answer_head("404 Not Found", {"Content-Length: 0"}));
+            return;
+        }
+        serve_tree(rq, c);
+    });
+    const outcome r = run_minfer({"info", srv.url("/tmp/split/sample-00001-of-00004.gguf")});
+    EXPECT_EQ(r.rc, 3);
+    EXPECT_NE(r.err.find("split_part_missing"), std::string::npos) << r.err;
+}
+
+TEST(RemoteCli, PartsAreFetchedInParallel) {
+    constexpr auto delay = 300ms;
+    loopback_server srv([&](const http_request& rq, connection& c) {
+        std::this_thread::sleep_for(delay);
+        serve_tree(rq, c);
+    });
+    minfer::remote::fetch_options o;
+    minfer::remote::http_opener opener(o);
+    const auto t0 = std::chrono::steady_clock::now();
+    auto m = minfer::gguf::model::open(opener, srv.url("/tmp/split/sample-00001-of-00004.gguf"));
+    const auto took = std::chrono::steady_clock::now() - t0;
+    ASSERT_TRUE(m) << m.error().message();
+    EXPECT_EQ(m->parts().size(), 4u);
+    EXPECT_EQ(srv.requests(), 4);
+    std::printf("4 parts, %lld ms per answer: opened in %lld ms (one after another: at least %lld ms); %d in flight at most\n",
+                static_cast<long long>(delay.count()),
+                static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(took).count()),
+                static_cast<long long>(4 * delay.count()), srv.max_in_flight());
+    EXPECT_LT(took, 4 * delay - 150ms);
+    EXPECT_GE(srv.max_in_flight(), 2);
+}
+
+TEST(RemoteCli, CommandsThatReadTensorDataRefuseUrls) {
+    const std::string url = "http://127.0.0.1:9/m.gguf";  // never contacted
+    const fs::path out = fx_files().dir / "never.gguf";
+    for (const auto& args : std::vector<std::vector<std::string>>{
+             {"tensor", url, "token_embd.weight"},
+             {"diff", url, (fx_files().dir / "sample.gguf").string()},
+             {"diff", (fx_files().dir / "sample.gguf").string(), url},
+             {"hash", url},
+             {"verify", url},
+             {"edit", url, "-o", out.string(), "--name", "x"},
+             {"split", url, out.string()},
+             {"merge", url, out.string()}}) {
+        const outcome r = run_minfer(args);
+        EXPECT_EQ(r.rc, 2) << args[0] << ": " << r.err;
+        EXPECT_NE(r.err.find("download the file first"), std::string::npos) << args[0] << ": " << r.err;
+    }
+    EXPECT_FALSE(fs::exists(out));
+}
+
+TEST(RemoteCli, HfTokenGoesToTheHubOnly) {
+    loopback_server srv(serve_tree);
+    ::setenv("HF_TOKEN", "hf_not_for_you", 1);
+    const outcome r = run_minfer({"info", srv.url("/tmp/sample.gguf"), "--no-tensors"});
+    ::unsetenv("HF_TOKEN");
+    EXPECT_EQ(r.rc, 0) << r.err;
+    ASSERT_FALSE(srv.log().empty());
+    for (const auto& rq : srv.log()) EXPECT_EQ(rq.authorization, "") << "127.0.0.1 is not the Hub";
+}
+
+TEST(RemoteCli, OptionErrors) {
+    loopback_server srv(serve_tree);
+    const std::string url = srv.url("/tmp/sample.gguf");
+    outcome r = run_minfer({"info", url, "--max-fetch", "0"});
+    EXPECT_EQ(r.rc, 2) << r.err;
+    r = run_minfer({"info", url, "--max-fetch", "lots"});
+    EXPECT_EQ(r.rc, 2) << r.err;
+    r = run_minfer({"info", (fx_files().dir / "sample.gguf").string(), "--max-fetch", "lots"});
+    EXPECT_EQ(r.rc, 2) << "checked with a path too: " << r.err;
+    r = run_minfer({"info", url, "--timeout", "-1"});
+    EXPECT_EQ(r.rc, 2) << r.err;
+    r = run_minfer({"info", "hf://only-owner"});
+    EXPECT_EQ(r.rc, 2) << r.err;
+    r = run_minfer({"info", url, "--max-fetch", "1KiB"});
+    EXPECT_EQ(r.rc, 3) << r.err;
+    EXPECT_NE(r.err.find("fetch_budget_exceeded"), std::string::npos) << r.err;
+    EXPECT_EQ(r.out, "Loading model: " + url + "\n");
+    r = run_minfer({"info", srv.url("/tmp/absent.gguf")});
+    EXPECT_EQ(r.rc, 3) << r.err;
+    EXPECT_NE(r.err.find("HTTP 404"), std::string::npos) << r.err;
+    // piped, without --stats: no stats line
+    r = run_minfer({"info", url, "--no-tensors"});
+    EXPECT_EQ(r.rc, 0);
+    EXPECT_EQ(r.err, "");
+}
+
+}  // namespace
