@@ -34,10 +34,10 @@ for t in "${targets[@]}"; do
   corpus=build/fuzz/corpus/$t; findings=build/fuzz/findings/$t
   mkdir -p "$corpus" "$findings"
   seed_dir=$t  # targets that read GGUF files share the parse seeds (fuzz/CMakeLists.txt says the same)
-  case $t in roundtrip|edit) seed_dir=parse ;; esac
+  case $t in roundtrip|edit|head) seed_dir=parse ;; esac
   cp -n "$seeds/$seed_dir"/* "$corpus"/ 2>/dev/null || true
   cp -n fuzz/corpus/"$seed_dir"/* "$corpus"/ 2>/dev/null || true
-  case $t in access|journal|quant|manifest|value_check) ;; *) cp -n ../shared/fixtures/real/*.gguf "$corpus"/ 2>/dev/null || true ;; esac
+  case $t in access|journal|quant|manifest|value_check|content_range) ;; *) cp -n ../shared/fixtures/real/*.gguf "$corpus"/ 2>/dev/null || true ;; esac
   echo "== fuzz_$t for ${secs}s"
   if ! build/fuzz/fuzz/fuzz_"$t" "$corpus" -dict=fuzz/gguf.dict -max_total_time="$secs" -max_len=65536 \
       -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 -artifact_prefix="$findings/" > "$findings/log.txt" 2>&1; then

@@ -29,6 +29,7 @@ struct estimate_options {
     bool json = false;
 };
 estimate_options opt;  // filled by CLI11, read by estimate_run()
+remote_args remote_opt;  // --max-fetch, --timeout, --stats (for a URL)
 
 // A whole number in [lo, hi], written in decimal digits only.
 std::optional<std::uint64_t> parse_count(const std::string& s, std::uint64_t lo, std::uint64_t hi) {
@@ -249,7 +250,7 @@ int run(out_buffer& out) {
     else
         return usage_error(fmt::format("--flash-attn '{}': expected auto, on or off", gguf::escape(opt.flash_attn)));
 
-    auto m = open_model(opt.model, false);
+    auto m = open_model_at(opt.model, false, remote_opt);
     if (!m) {
         out.flush();
         return report_error(m.error());
@@ -280,7 +281,10 @@ int run(out_buffer& out) {
 }  // namespace
 
 void estimate_add_options(CLI::App& sub) {
-    sub.add_option("model", opt.model, "The .gguf file, or part 1 (<name>-00001-of-0000N.gguf) of a split set")->required();
+    sub.add_option("model", opt.model,
+                   "The .gguf file, or part 1 (<name>-00001-of-0000N.gguf) of a split set; an http(s):// URL or "
+                   "hf://OWNER/REPO/FILE[@REVISION] is read from its head with range requests")
+        ->required();
     sub.add_option("--ctx", opt.ctx, "Context size in tokens (default: the model's training context); llama.cpp pads it to 256");
     sub.add_option("--batch", opt.batch, "Logical batch size (default 2048)");
     sub.add_option("--ubatch", opt.ubatch, "Physical batch size (default 512; at most --batch)");
@@ -289,8 +293,13 @@ void estimate_add_options(CLI::App& sub) {
     sub.add_option("--parallel", opt.parallel, "Sequences (llama.cpp's n_seq_max, default 1): one KV stream each");
     sub.add_option("--flash-attn", opt.flash_attn, "Flash attention: auto (default: on where the device runs it), on, off");
     sub.add_flag("--json", opt.json, "Print one JSON document with every figure in bytes");
+    add_remote_options(sub, remote_opt);
 }
 
-int estimate_run() { return run_printing(run); }
+int estimate_run() {
+    const int rc = run_printing(run);
+    print_fetch_stats(remote_opt);  // after the output, on stderr (a URL only)
+    return rc;
+}
 
 }  // namespace minfer::cli

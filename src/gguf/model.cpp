@@ -140,8 +140,7 @@ result<model> model::open(source_opener& opener, const std::string& entry_locati
     const std::string& path = entry_location;
     try {
         model m;
-        head_options ho;
-        ho.caps = options.caps;
+        const head_options ho = opener.head(options.caps);
         // The entry first, alone: until its split.count is read nothing says it belongs to a set.
         auto src = opener.open(path);
         if (!src) return unexpected(located(std::move(src).error(), path, 0, 1));

@@ -43,6 +43,13 @@ gguf::result<std::unique_ptr<gguf::byte_source>> http_opener::open(const std::st
     return open_http_source(location, options_, budget_, *stats);
 }
 
+gguf::head_options http_opener::head(const gguf::limits& caps) const {
+    gguf::head_options o;
+    o.caps = caps;
+    o.first_read = options_.first_read;
+    return o;
+}
+
 std::vector<gguf::result<gguf::fetched_head>> http_opener::fetch_heads(std::span<const std::string> locations,
                                                                        const gguf::head_options& options) noexcept {
     std::vector<gguf::result<gguf::fetched_head>> out;

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "loopback_server.hpp"
+#include "fixtures.hpp"  // bench/: the Qwen2.5-0.5B-shaped model
 #include "minfer/gguf.hpp"
 #include "minfer/remote/http_opener.hpp"
 
@@ -115,7 +116,14 @@ void serve_tree(const http_request& rq, connection& c) {
         c.send(answer_head("404 Not Found", {"Content-Length: 0"}));
         return;
     }
-    serve_bytes(rq, c, read_all(local));
+    // Mapped, not read: a request for a few bytes of a 428 MB (sparse) file stays cheap.
+    auto f = minfer::gguf::mapped_file::open(local);
+    if (!f) {
+        c.send(answer_head("500 Internal Server Error", {"Content-Length: 0"}));
+        return;
+    }
+    const auto b = f->bytes();
+    serve_bytes(rq, c, std::string_view(reinterpret_cast<const char*>(b.data()), b.size()));
 }
 
 struct outcome {
@@ -234,32 +242,94 @@ TEST(RemoteCli, SampleModelFetchesItsHeadAndOneChunkAtMost) {
 }
 
 // The same with a first range smaller than the head (the sample model is smaller than the default
-// 256 KiB): the head grows by doubling, and the tensor data is never fetched. (fetch_head directly:
-// model::open gives its entry fetch_head's default first range of 256 KiB.)
+// first range): through model::open over an http_opener, the head grows by doubling from the
+// opener's first range, and the tensor data is never fetched.
 TEST(RemoteCli, SampleModelWithSmallChunksFetchesNoTensorData) {
     loopback_server srv(serve_tree);
     minfer::remote::fetch_options o;
     o.first_read = 1024;
-    minfer::remote::fetch_budget budget(o.max_fetch);
-    minfer::remote::part_stats stats;
-    auto src = minfer::remote::open_http_source(srv.url("/tmp/sample.gguf"), o, budget, stats);
-    ASSERT_TRUE(src) << src.error().message();
-    minfer::gguf::head_options ho;
-    ho.first_read = o.first_read;
-    auto head = minfer::gguf::fetch_head(**src, ho);
-    ASSERT_TRUE(head) << head.error().message();
+    minfer::remote::http_opener opener(o);
+    auto m = minfer::gguf::model::open(opener, srv.url("/tmp/sample.gguf"));
+    ASSERT_TRUE(m) << m.error().message();
     const auto log = srv.log();
+    ASSERT_FALSE(log.empty());
+    EXPECT_EQ(log.front().first, 0u);
+    EXPECT_EQ(log.front().last.value(), o.first_read - 1) << "the entry's first range is the opener's";
     const std::uint64_t last_range = log.back().last.value() - log.back().first + 1;
-    const std::uint64_t fetched = stats.bytes_received;
+    const auto stats = opener.stats();
+    ASSERT_EQ(stats.parts.size(), 1u);
+    const std::uint64_t fetched = stats.parts[0].bytes_received;
     const std::uint64_t size = fs::file_size(fx_files().dir / "sample.gguf");
     std::printf("sample model, first range 1 KiB: data_offset %llu, fetched %llu bytes in %zu requests, last range %llu\n",
                 static_cast<unsigned long long>(fx_files().data_offset), static_cast<unsigned long long>(fetched),
                 log.size(), static_cast<unsigned long long>(last_range));
     EXPECT_LE(fetched, fx_files().data_offset + last_range);
     EXPECT_LT(fetched, size) << "the tensor data must not be fetched";
-    EXPECT_EQ(head->view.data_offset(), fx_files().data_offset);
-    EXPECT_EQ(head->file_size, size);
-    EXPECT_EQ(head->bytes.size(), fetched);
+    EXPECT_EQ(m->metadata().data_offset(), fx_files().data_offset);
+    EXPECT_EQ(m->file_bytes(), size);
+    EXPECT_EQ(m->parts()[0].file.size(), fetched);
+    EXPECT_FALSE(m->parts()[0].view.complete());
+}
+
+// The Qwen2.5-0.5B-shaped fixture of the benchmarks (151,936 tokens, 151,387 merges, 24 blocks:
+// its metadata ends at byte 5,931,189 and its data starts at 5,947,744, as in the real file; the
+// tensor data are holes). With the default first range the head grows by doubling; what is
+// fetched stays within the metadata plus the last range asked, and the verdict and output equal
+// the local file's.
+TEST(RemoteCli, QwenShapedModelFetchesItsMetadataAndOneChunkAtMost) {
+    const fs::path dir = fx_files().dir / "qwen";
+    fs::create_directories(dir);
+    const auto fx = minfer::bench::write_qwen(dir, "qwen", "qwen2.5-0.5b-shaped");
+    loopback_server srv(serve_tree);
+    const std::string url = srv.url("/tmp/qwen/qwen2.5-0.5b-shaped.gguf");
+    const outcome r = run_minfer({"info", url, "--stats", "--no-tensors"});
+    ASSERT_EQ(r.rc, 0) << r.err;
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(r.err, m, std::regex("fetched ([0-9]+) bytes in ([0-9]+) requests? from 1 part\n")))
+        << r.err;
+    const std::uint64_t fetched = std::stoull(m[1]);
+    const auto log = srv.log();
+    ASSERT_FALSE(log.empty());
+    const std::uint64_t last_range = log.back().last.value() - log.back().first + 1;
+    std::printf("qwen-shaped model: %llu bytes, metadata ends at %llu, data offset %llu; fetched %llu bytes in %s "
+                "requests, last range %llu bytes\n",
+                static_cast<unsigned long long>(fx.file_bytes),
+                static_cast<unsigned long long>(minfer::bench::qwen_reference_metadata_end),
+                static_cast<unsigned long long>(minfer::bench::qwen_reference_data_offset),
+                static_cast<unsigned long long>(fetched), m[2].str().c_str(), static_cast<unsigned long long>(last_range));
+    EXPECT_LE(fetched, minfer::bench::qwen_reference_data_offset + last_range);
+    EXPECT_GE(fetched, minfer::bench::qwen_reference_metadata_end) << "the whole tensor table was read";
+    EXPECT_LT(fetched, 2 * minfer::bench::qwen_reference_data_offset);
+    // the same output as the local file's (the first line names the path)
+    const outcome local = run_minfer({"info", fx.entry.string(), "--no-tensors"});
+    ASSERT_EQ(local.rc, 0);
+    const outcome remote = run_minfer({"info", url, "--no-tensors"});
+    auto body = [](const std::string& s) { return s.substr(s.find('\n') + 1); };
+    EXPECT_EQ(body(remote.out), body(local.out));
+    fs::remove_all(dir);
+}
+
+// `minfer estimate URL` reads the same head: the same figures as for the local file (the JSON's
+// "model" names the path), also for a split set.
+TEST(RemoteCli, EstimateOfAUrlEqualsTheEstimateOfTheFile) {
+    loopback_server srv(serve_tree);
+    auto without_model = [](std::string s) {
+        const auto at = s.find("\"model\"");
+        if (at == std::string::npos) return s;
+        const auto end = s.find(",", at);
+        return s.erase(at, end - at);
+    };
+    for (const std::string name : {"sample.gguf", "split/sample-00001-of-00004.gguf"}) {
+        SCOPED_TRACE(name);
+        const outcome local = run_minfer({"estimate", (fx_files().dir / name).string(), "--ctx", "1000", "--json"});
+        const outcome remote = run_minfer({"estimate", srv.url("/tmp/" + name), "--ctx", "1000", "--json"});
+        ASSERT_EQ(local.rc, 0) << local.err;
+        ASSERT_EQ(remote.rc, 0) << remote.err;
+        EXPECT_NE(local.out.find("\"kv_cache_bytes\""), std::string::npos);
+        EXPECT_EQ(without_model(remote.out), without_model(local.out));
+        const outcome text = run_minfer({"estimate", srv.url("/tmp/" + name), "--ctx", "1000"});
+        EXPECT_EQ(text.rc, 0) << text.err;
+    }
 }
 
 TEST(RemoteCli, SplitSetEqualsItsLocalCopy) {

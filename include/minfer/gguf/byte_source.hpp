@@ -71,6 +71,13 @@ public:
     virtual std::string file_name(const std::string& location) const = 0;
     /// `location` with its file name replaced by `name`: where the other parts of a set are.
     virtual std::string sibling(const std::string& location, const std::string& name) const = 0;
+    /// How to read heads from this opener's sources (the first read, a per-head cap), for a parse
+    /// with `caps`. model::open asks once and uses it for every part. By default: head_options{caps}.
+    virtual head_options head(const limits& caps) const {
+        head_options o;
+        o.caps = caps;
+        return o;
+    }
     /// A source for one location. A location that does not exist is io_error with sys_errno ENOENT
     /// (or http_status 404/410): for a part of a set, model::open reports it as split_part_missing.
     virtual result<std::unique_ptr<byte_source>> open(const std::string& location) noexcept = 0;

@@ -149,8 +149,8 @@ enum class errc : std::uint8_t {
     fetch_budget_exceeded,  ///< the head the parse needs is larger than the fetch budget; expected = the budget,
                             ///< found = the bytes needed at least
     http_status,            ///< a server answered with an unexpected HTTP status; found = the status, detail = why
-    range_ignored,          ///< a server answered a range request with other bytes than asked (a 200 with the whole
-                            ///< body, another range); detail = what came
+    range_ignored,          ///< a server answered a range request with the whole body (a 200), cut off at the
+                            ///< range asked; detail = what came (another range is bad_content_range)
     bad_content_range,      ///< a 206 answer whose Content-Range is missing, malformed or disagrees with the file's
                             ///< size or the body; detail = the header as received (escaped)
     transfer_failed,        ///< the transfer failed: connection, timeout, a body shorter than announced, too many

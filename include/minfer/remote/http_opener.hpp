@@ -20,6 +20,8 @@ public:
     std::string file_name(const std::string& location) const override;
     std::string sibling(const std::string& location, const std::string& name) const override;
     gguf::result<std::unique_ptr<gguf::byte_source>> open(const std::string& location) noexcept override;
+    /// Heads start at fetch_options::first_read (for the entry and every part).
+    gguf::head_options head(const gguf::limits& caps) const override;
     std::vector<gguf::result<gguf::fetched_head>> fetch_heads(std::span<const std::string> locations,
                                                               const gguf::head_options& options) noexcept override;
 
