@@ -26,6 +26,7 @@ const char* to_string(arch a) noexcept {
         case arch::phi3: return "phi3";
         case arch::deepseek2: return "deepseek2";
         case arch::mamba: return "mamba";
+        case arch::openelm: return "openelm";
         case arch::unknown: break;
     }
     return "unknown";
@@ -64,7 +65,7 @@ arch arch_of(std::string_view name) noexcept {
     constexpr std::pair<std::string_view, arch> table[] = {
         {"llama", arch::llama},   {"qwen2", arch::qwen2},   {"qwen3", arch::qwen3},         {"qwen3moe", arch::qwen3moe},
         {"gemma2", arch::gemma2}, {"gemma3", arch::gemma3}, {"phi3", arch::phi3},           {"deepseek2", arch::deepseek2},
-        {"mamba", arch::mamba},
+        {"mamba", arch::mamba},   {"openelm", arch::openelm},
     };
     for (const auto& [n, a] : table)
         if (n == name) return a;

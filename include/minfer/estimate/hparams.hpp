@@ -22,7 +22,8 @@ inline constexpr std::uint32_t max_layers = 512;
 /// llama.cpp's LLAMA_MAX_EXPERTS.
 inline constexpr std::uint32_t max_experts = 512;
 
-enum class arch : std::uint8_t { llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, phi3, deepseek2, mamba, unknown };
+// openelm: llama-like, with per-layer head counts, KV head counts and feed-forward widths (arrays).
+enum class arch : std::uint8_t { llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, phi3, deepseek2, mamba, openelm, unknown };
 
 /// The name minfer uses for `a` (general.architecture's spelling); "unknown" for arch::unknown.
 const char* to_string(arch a) noexcept;
