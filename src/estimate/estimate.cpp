@@ -32,9 +32,10 @@ bool is_cache_type(tensor_type t) noexcept {
 
 namespace {
 
+// An option llama.cpp refuses for this model (section access: the caller's value, not the file).
 error refuse(std::string_view subject, std::uint64_t expected, std::uint64_t found, std::string why) {
     error e;
-    e.code = errc::value_out_of_range;
+    e.code = errc::bad_value_text;
     e.where = gguf::section::access;
     e.subject = subject;
     e.expected = expected;

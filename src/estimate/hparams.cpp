@@ -74,7 +74,7 @@ arch arch_of(std::string_view name) noexcept {
 
 error bad_value(std::string_view key, std::uint64_t expected, std::uint64_t found, std::string why) {
     error e;
-    e.code = errc::value_out_of_range;
+    e.code = errc::bad_hyperparameter;
     e.where = gguf::section::metadata;
     e.subject = key;
     e.expected = expected;

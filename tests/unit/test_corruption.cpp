@@ -826,7 +826,8 @@ TEST(CorruptionTable, EveryOpenErrorCodeHasARow) {
                                        errc::buffer_size_mismatch, errc::hash_unavailable,
                                        errc::manifest_too_large, errc::manifest_bad_line,
                                        errc::head_incomplete, errc::fetch_budget_exceeded, errc::http_status,
-                                       errc::range_ignored, errc::bad_content_range, errc::transfer_failed};
+                                       errc::range_ignored, errc::bad_content_range, errc::transfer_failed,
+                                       errc::bad_hyperparameter};
     std::set<errc> covered;
     for (const damage& d : table()) covered.insert(d.code);
     int checked = 0;

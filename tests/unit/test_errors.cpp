@@ -76,7 +76,8 @@ TEST(ErrorIds, EveryCodeHasItsStableName) {
                            "http_status",
                            "range_ignored",
                            "bad_content_range",
-                           "transfer_failed"};
+                           "transfer_failed",
+                           "bad_hyperparameter"};
     for (std::size_t i = 0; i < std::size(names); ++i) EXPECT_EQ(to_string(static_cast<errc>(i)), names[i]) << i;
     EXPECT_EQ(static_cast<std::size_t>(last_code) + 1, std::size(names));
     EXPECT_EQ(to_string(static_cast<errc>(std::size(names))), "unknown");

@@ -270,7 +270,7 @@ TEST(EstimateHparams, HostileValues) {
         minfer::test::alloc_probe probe;
         auto hp = read_hparams(m);
         ASSERT_FALSE(hp);
-        EXPECT_EQ(hp.error().code, errc::value_out_of_range);
+        EXPECT_EQ(hp.error().code, errc::bad_hyperparameter);
         EXPECT_EQ(hp.error().subject, c.subject);
         EXPECT_EQ(hp.error().expected, c.expected);
         EXPECT_EQ(hp.error().found, c.found);
@@ -300,7 +300,7 @@ TEST(EstimateHparams, HugeRequestedContextIsRefusedNotOverflowed) {
     const model m = open_written(w, "bigctx");
     auto f = estimate(m, with_ctx(std::uint64_t{1} << 40));
     ASSERT_FALSE(f);
-    EXPECT_EQ(f.error().code, errc::value_out_of_range);
+    EXPECT_EQ(f.error().code, errc::bad_value_text);
     EXPECT_EQ(f.error().subject, "n_ctx");
     // The largest accepted context: 4 layers x 8 heads x 32 K values x 2 bytes x 4294967040 cells, in 64 bits.
     auto ok = estimate(m, with_ctx(minfer::estimate::max_context));

@@ -155,10 +155,13 @@ enum class errc : std::uint8_t {
                             ///< size or the body; detail = the header as received (escaped)
     transfer_failed,        ///< the transfer failed: connection, timeout, a body shorter than announced, too many
                             ///< redirects; detail = the transport's reason, found = its error number
+    // estimates (minfer::estimate: what llama.cpp allocates; never returned by open)
+    bad_hyperparameter,  ///< an architecture key llama.cpp cannot use (0 heads, KV heads that do not divide the
+                         ///< heads, a per-layer array of the wrong length, …); subject = the key, detail = why
 };
 
 /// The last code of the list (update it when appending a code; tests walk 1..last_code).
-inline constexpr errc last_code = errc::transfer_failed;
+inline constexpr errc last_code = errc::bad_hyperparameter;
 
 /// The region of a GGUF file an error belongs to.
 enum class section : std::uint8_t { file, header, metadata, tensor_info, data, split, access };
