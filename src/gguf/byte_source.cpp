@@ -86,7 +86,7 @@ result<fetched_head> fetch_head(byte_source& src, const head_options& options) n
             e.code = errc::transfer_failed;
             e.expected = n;
             e.found = head->size();
-            e.detail = "the source gave " + std::to_string(head->size()) + " of " + std::to_string(n) + " bytes";
+            e.detail = std::string("the source gave ") + std::to_string(head->size()) + " of " + std::to_string(n) + " bytes";
             return unexpected(std::move(e));
         }
         auto view = file_view::parse_head(*head, size, options.caps);

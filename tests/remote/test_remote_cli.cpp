@@ -322,12 +322,12 @@ TEST(RemoteCli, EstimateOfAUrlEqualsTheEstimateOfTheFile) {
     for (const std::string name : {"sample.gguf", "split/sample-00001-of-00004.gguf"}) {
         SCOPED_TRACE(name);
         const outcome local = run_minfer({"estimate", (fx_files().dir / name).string(), "--ctx", "1000", "--json"});
-        const outcome remote = run_minfer({"estimate", srv.url("/tmp/" + name), "--ctx", "1000", "--json"});
+        const outcome remote = run_minfer({"estimate", srv.url(std::string("/tmp/") + name), "--ctx", "1000", "--json"});
         ASSERT_EQ(local.rc, 0) << local.err;
         ASSERT_EQ(remote.rc, 0) << remote.err;
         EXPECT_NE(local.out.find("\"kv_cache_bytes\""), std::string::npos);
         EXPECT_EQ(without_model(remote.out), without_model(local.out));
-        const outcome text = run_minfer({"estimate", srv.url("/tmp/" + name), "--ctx", "1000"});
+        const outcome text = run_minfer({"estimate", srv.url(std::string("/tmp/") + name), "--ctx", "1000"});
         EXPECT_EQ(text.rc, 0) << text.err;
     }
 }

@@ -114,7 +114,7 @@ inline ::testing::AssertionResult same_view(const gg::file_view& a, const gg::fi
 
 // The head of `file` of length L against the whole file's parse.
 inline void expect_head_agrees(const bytes& file, std::uint64_t L, const gg::result<gg::file_view>& whole) {
-    SCOPED_TRACE("head of " + std::to_string(L) + " of " + std::to_string(file.size()) + " bytes");
+    SCOPED_TRACE(std::string("head of ") + std::to_string(L) + " of " + std::to_string(file.size()) + " bytes");
     const std::span<const std::byte> head = std::span(file).first(static_cast<std::size_t>(L));
     auto h = gg::file_view::parse_head(head, file.size());
     if (!h && h.error().code == gg::errc::head_incomplete) {

@@ -893,15 +893,15 @@ TEST_P(Corruption, EveryHeadGivesTheWholeFilesError) {
         const fs::path entry = d.open_set(dir.path());
         memory_opener mem;
         for (const auto& f : fs::directory_iterator(dir.path()))
-            if (f.is_regular_file()) mem.files["mem://set/" + f.path().filename().string()] = read_file(f.path());
+            if (f.is_regular_file()) mem.files[std::string("mem://set/") + f.path().filename().string()] = read_file(f.path());
         auto on_disk = model::open(entry);
-        auto heads = model::open(mem, "mem://set/" + entry.filename().string());
+        auto heads = model::open(mem, std::string("mem://set/") + entry.filename().string());
         ASSERT_FALSE(on_disk.has_value());
         ASSERT_FALSE(heads.has_value()) << "the set opened from heads";
         error a = on_disk.error();
         const error& h = heads.error();
         const std::string disk_dir = dir.path().string() + "/";
-        if (a.detail.rfind(disk_dir, 0) == 0) a.detail = "mem://set/" + a.detail.substr(disk_dir.size());  // a path named in the text
+        if (a.detail.rfind(disk_dir, 0) == 0) a.detail = std::string("mem://set/") + a.detail.substr(disk_dir.size());  // a path named in the text
         EXPECT_TRUE(same_error(a, h));
         EXPECT_EQ(a.part, h.part);
         EXPECT_EQ(fs::path(a.file).filename(), fs::path(h.file).filename()) << describe(h);

@@ -61,7 +61,7 @@ bytes vocab_model(std::uint32_t n_tokens = 12000) {
     std::vector<std::string> tokens;
     std::vector<float> scores;
     for (std::uint32_t i = 0; i < n_tokens; ++i) {
-        tokens.push_back("tok_" + std::to_string(i * 7919u % 100003u));
+        tokens.push_back(std::string("tok_") + std::to_string(i * 7919u % 100003u));
         scores.push_back(static_cast<float>(i) * 0.5f);
     }
     w.set_strings("tokenizer.ggml.tokens", tokens);
@@ -239,7 +239,7 @@ struct set_fixture {
             const std::string fname = split_file_name("m", i, 3);
             paths.push_back(dir / fname);
             write_file(paths.back(), b);
-            mem.files["mem://host/models/" + fname] = b;
+            mem.files[std::string("mem://host/models/") + fname] = b;
         }
     }
 };
@@ -259,7 +259,7 @@ TEST(ModelOverOpener, ASetInMemoryOpensAsTheSameSetOnDisk) {
         EXPECT_EQ(mem->tensors()[i].part, disk->tensors()[i].part);
     }
     for (std::size_t p = 0; p < 3; ++p) {
-        EXPECT_EQ(mem->parts()[p].path.string(), "mem://host/models/" + split_file_name("m", static_cast<std::uint32_t>(p), 3));
+        EXPECT_EQ(mem->parts()[p].path.string(), std::string("mem://host/models/") + split_file_name("m", static_cast<std::uint32_t>(p), 3));
         EXPECT_EQ(mem->parts()[p].view.file_size(), disk->parts()[p].view.file_size());
         EXPECT_EQ(mem->parts()[p].trailing_bytes(), disk->parts()[p].trailing_bytes());
         EXPECT_TRUE(same_view(disk->parts()[p].view, mem->parts()[p].view));
@@ -275,7 +275,7 @@ TEST(ModelOverOpener, ASetInMemoryOpensAsTheSameSetOnDisk) {
 TEST(ModelOverOpener, AMissingPartIsMissingWhateverTheOpenerSays) {
     for (int how = 0; how < 3; ++how) {
         set_fixture s;
-        const std::string part2 = "mem://host/models/" + split_file_name("m", 1, 3);
+        const std::string part2 = std::string("mem://host/models/") + split_file_name("m", 1, 3);
         if (how == 0) {
             s.mem.files.erase(part2);  // ENOENT
         } else {
