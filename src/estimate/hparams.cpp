@@ -83,6 +83,13 @@ error bad_value(std::string_view key, std::uint64_t expected, std::uint64_t foun
     return e;
 }
 
+// A per-layer array whose length is not the layer count.
+error not_one_per_layer(const std::string& k, std::uint64_t n_layer, std::uint64_t size) {
+    return bad_value(k, n_layer, size,
+                     std::string("key ").append(k).append(" has ").append(std::to_string(size))
+                         .append(" elements, expected one per layer (").append(std::to_string(n_layer)).append(")"));
+}
+
 // A failure of the library's accessors, given a detail in words and the key as subject.
 error with_key(error e, std::string_view key, std::string why) {
     if (e.subject.empty()) e.subject = key;
@@ -136,12 +143,7 @@ public:
         auto a = e->get<gguf::array_view>();
         if (!a) return unexpected(with_key(a.error(), k, "per-layer array unreadable"));
         if (a->size() != n)
-            return unexpected(bad_value(k, n, a->size(),
-                                        std::string("key ").append(k).append(" has ")
-                                            .append(std::to_string(a->size()))
-                                            .append(" elements, expected one per layer (")
-                                            .append(std::to_string(n))
-                                            .append(")")));
+            return unexpected(not_one_per_layer(k, n, a->size()));
         std::vector<std::uint32_t> out(n);
         auto c = a->copy_to(std::span<std::uint32_t>(out));
         if (!c) return unexpected(with_key(c.error(), k, std::string("key ").append(k).append(": an element is not a 32-bit count")));
@@ -156,12 +158,7 @@ public:
         auto a = e->get<gguf::array_view>();
         if (!a) return unexpected(with_key(a.error(), k, std::string("key ").append(k).append(" must be an array of bool, one per layer")));
         if (a->size() != n)
-            return unexpected(bad_value(k, n, a->size(),
-                                        std::string("key ").append(k).append(" has ")
-                                            .append(std::to_string(a->size()))
-                                            .append(" elements, expected one per layer (")
-                                            .append(std::to_string(n))
-                                            .append(")")));
+            return unexpected(not_one_per_layer(k, n, a->size()));
         std::vector<std::uint8_t> raw(n);
         std::vector<bool> out(n);
         // copy_to<bool> needs a bool span; vector<bool> has none, so go through a plain array.

@@ -218,17 +218,27 @@ TEST(RemoteCli, DamagedSampleModelsEqualTheirLocalCopies) {
     EXPECT_EQ(run_minfer({"info", url_base + "truncated.gguf"}).rc, 1);
 }
 
+// The stats line of a one-part model: "fetched N bytes in K requests from 1 part".
+struct fetch_line {
+    std::uint64_t bytes = 0, requests = 0;
+};
+std::optional<fetch_line> stats_line(const std::string& err) {
+    std::smatch m;
+    if (!std::regex_search(err, m, std::regex("fetched ([0-9]+) bytes in ([0-9]+) requests? from 1 part\n")))
+        return std::nullopt;
+    return fetch_line{std::stoull(m[1]), std::stoull(m[2])};
+}
+
 TEST(RemoteCli, SampleModelFetchesItsHeadAndOneChunkAtMost) {
     loopback_server srv(serve_tree);
     const outcome r = run_minfer({"info", srv.url("/tmp/sample.gguf"), "--stats", "--no-tensors"});
     ASSERT_EQ(r.rc, 0) << r.err;
-    std::smatch m;
-    ASSERT_TRUE(std::regex_search(r.err, m, std::regex("fetched ([0-9]+) bytes in ([0-9]+) requests? from 1 part\n")))
-        << r.err;
-    const std::uint64_t fetched = std::stoull(m[1]);
+    const auto stats = stats_line(r.err);
+    ASSERT_TRUE(stats) << r.err;
+    const std::uint64_t fetched = stats->bytes;
     const auto log = srv.log();
     ASSERT_FALSE(log.empty());
-    EXPECT_EQ(static_cast<int>(std::stoul(m[2])), srv.requests());
+    EXPECT_EQ(static_cast<int>(stats->requests), srv.requests());
     const auto& last = log.back();
     const std::uint64_t last_range = last.last.value() - last.first + 1;
     const std::uint64_t size = fs::file_size(fx_files().dir / "sample.gguf");
@@ -284,19 +294,19 @@ TEST(RemoteCli, QwenShapedModelFetchesItsMetadataAndOneChunkAtMost) {
     const std::string url = srv.url("/tmp/qwen/qwen2.5-0.5b-shaped.gguf");
     const outcome r = run_minfer({"info", url, "--stats", "--no-tensors"});
     ASSERT_EQ(r.rc, 0) << r.err;
-    std::smatch m;
-    ASSERT_TRUE(std::regex_search(r.err, m, std::regex("fetched ([0-9]+) bytes in ([0-9]+) requests? from 1 part\n")))
-        << r.err;
-    const std::uint64_t fetched = std::stoull(m[1]);
+    const auto stats = stats_line(r.err);
+    ASSERT_TRUE(stats) << r.err;
+    const std::uint64_t fetched = stats->bytes;
     const auto log = srv.log();
     ASSERT_FALSE(log.empty());
     const std::uint64_t last_range = log.back().last.value() - log.back().first + 1;
-    std::printf("qwen-shaped model: %llu bytes, metadata ends at %llu, data offset %llu; fetched %llu bytes in %s "
+    std::printf("qwen-shaped model: %llu bytes, metadata ends at %llu, data offset %llu; fetched %llu bytes in %llu "
                 "requests, last range %llu bytes\n",
                 static_cast<unsigned long long>(fx.file_bytes),
                 static_cast<unsigned long long>(minfer::bench::qwen_reference_metadata_end),
                 static_cast<unsigned long long>(minfer::bench::qwen_reference_data_offset),
-                static_cast<unsigned long long>(fetched), m[2].str().c_str(), static_cast<unsigned long long>(last_range));
+                static_cast<unsigned long long>(fetched), static_cast<unsigned long long>(stats->requests),
+                static_cast<unsigned long long>(last_range));
     EXPECT_LE(fetched, minfer::bench::qwen_reference_data_offset + last_range);
     EXPECT_GE(fetched, minfer::bench::qwen_reference_metadata_end) << "the whole tensor table was read";
     EXPECT_LT(fetched, 2 * minfer::bench::qwen_reference_data_offset);
