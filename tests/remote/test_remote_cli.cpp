@@ -385,8 +385,9 @@ TEST(RemoteCli, PartsAreFetchedInParallel) {
                 static_cast<long long>(delay.count()),
                 static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(took).count()),
                 static_cast<long long>(4 * delay.count()), srv.max_in_flight());
-    EXPECT_LT(took, 4 * delay - 150ms);
-    EXPECT_GE(srv.max_in_flight(), 2);
+    // The proof is the server's own count of answers in flight at once, not the wall clock: under
+    // ASan on a loaded 2-core machine one open took 1280 ms though 3 parts were fetched together.
+    EXPECT_GE(srv.max_in_flight(), 2) << "the later parts were fetched one after another";
 }
 
 TEST(RemoteCli, CommandsThatReadTensorDataRefuseUrls) {
