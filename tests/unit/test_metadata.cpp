@@ -595,6 +595,20 @@ TEST(MetadataChecks, DuplicateFoundInALargeTable) {
                                           .found = static_cast<std::uint64_t>(n), .subject = "key.17"}));
 }
 
+// Two repeated keys more than the insert window's depth (16) apart: the first is reported.
+TEST(MetadataChecks, TheFirstOfTwoDuplicateKeysFarApartIsReported) {
+    gguf_bytes g;
+    const int n = 30;
+    g.header(3, 0, n);
+    std::vector<std::string> keys;
+    for (int i = 0; i < n; ++i) keys.push_back(std::string("k.") + std::to_string(10 + i));
+    keys[6] = keys[2];
+    keys[20] = keys[9];
+    for (int i = 0; i < n; ++i) g.kv_u8(keys[static_cast<std::size_t>(i)], 0);
+    EXPECT_TRUE(error_is(parse_error(g), {.code = errc::duplicate_key, .where = section::metadata, .expected = 2,
+                                          .found = 6, .subject = "k.12"}));
+}
+
 TEST(MetadataChecks, KeysWithArbitraryBytesAreKeptRaw) {
     const std::string key = std::string("bad\x1b[31m\n", 9);
     gguf_bytes g = kv_file(2, [&](gguf_bytes& b) { b.kv_u8(key, 1).kv_u8(key, 2); });

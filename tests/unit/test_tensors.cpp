@@ -77,6 +77,23 @@ TEST(TensorNames, Duplicate) {
     EXPECT_EQ(e.description(), "duplicate tensor name 'a' for tensors 0 and 2");
 }
 
+// Two repeats more than the insert window's depth (16) apart: the first is reported, not the one
+// the window still held queued when it found the first (a regression found by fuzz_head).
+TEST(TensorNames, TheFirstOfTwoDuplicatesFarApartIsReported) {
+    gguf_bytes g;
+    const int n = 24;
+    g.header(3, n, 0);
+    std::vector<std::string> names;
+    for (int i = 0; i < n; ++i) names.push_back(std::string("t") + std::to_string(i));
+    names[6] = names[2];   // the first repeat
+    names[17] = names[9];  // a later one, still queued when the window meets the first
+    for (int i = 0; i < n; ++i) g.tensor_info(names[static_cast<std::size_t>(i)], {8}, tensor_type::f32, 32u * static_cast<std::uint64_t>(i));
+    const std::uint64_t record = 8 + 2 + 4 + 8 + 4 + 8;  // a 2-byte name
+    const error e = parse_error(g);
+    EXPECT_TRUE(error_is(e, {.code = errc::duplicate_tensor, .where = section::tensor_info, .offset = 24 + 6 * record,
+                             .expected = 2, .found = 6, .subject = "t2", .index = 6}));
+}
+
 TEST(TensorNames, NameExceedsFile) {
     gguf_bytes g;
     g.header(3, 1, 0).str_len(40, "blk.0.attn").zeros(20);

@@ -11,6 +11,8 @@ bool parser::metadata() {
     view_.kvs_.reserve(n);
     view_.kv_index_.reset(n);
     const bool ok = kv_records();
+    // A repeat found by the window itself is the first one in the file (see tensor_table()).
+    if (!ok && err_.code == errc::duplicate_key) return false;
     // Keys still queued are checked before any failure is reported: a repeated key earlier in
     // the file, or the failing record's own key, comes first.
     if (auto d = keys_.flush(key_of())) return duplicate(*d, errc::duplicate_key, section::metadata);

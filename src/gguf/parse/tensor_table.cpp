@@ -13,6 +13,9 @@ bool parser::tensor_table() {
     view_.tensors_.reserve(n);
     view_.tensor_index_.reset(n);
     const bool ok = tensor_records();
+    // A repeat found by the window itself is the first one in the file: the names still queued
+    // after it are later and must not replace it.
+    if (!ok && err_.code == errc::duplicate_tensor) return false;
     if (auto d = names_.flush(tensor_name_of())) return duplicate(*d, errc::duplicate_tensor, section::tensor_info);
     return ok;
 }
