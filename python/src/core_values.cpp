@@ -162,6 +162,7 @@ void bind_values(py::module_& m) {
             return out;
         })
         .def("raw", [](const metadata_object& md, py::handle key) {
+            if (!key_bytes(key)) throw py::type_error("raw(): the key must be str or bytes");
             const gguf::kv* e = find_key(meta_state(md), key);
             if (e == nullptr) raise_key_error(key);
             return raw_value_object{md.state, e};
