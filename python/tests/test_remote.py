@@ -9,9 +9,14 @@ import subprocess
 import threading
 from pathlib import Path
 
+import sys
+
 import pytest
 
-import minfer
+sys.path.insert(0, str(Path(__file__).parent))
+import gguf_bytes as G  # noqa: E402
+
+import minfer  # noqa: E402
 
 
 class RangeHandler(http.server.BaseHTTPRequestHandler):
@@ -88,11 +93,23 @@ def test_a_remote_model_reads_as_its_local_copy(server, sample_model):
         same_head(remote, local)
         assert remote.fetched_bytes == handler.sent > 0 and remote.requests >= 1
         assert remote.file_bytes == sample_model.stat().st_size
-        assert not remote.parts[0].complete
+        # the file is smaller than the first range asked: it came whole, tensor data included
+        assert remote.parts[0].complete and remote.fetched_bytes == remote.file_bytes
+        assert remote.tensors["output.weight"].data.tobytes() == local.tensors["output.weight"].data.tobytes()
+
+
+def test_only_the_head_of_a_large_remote_file_is_fetched(server):
+    url, handler, root = server
+    big = G.gguf([("general.architecture", G.STRING, "llama")], [("w", [1 << 20], 0, bytes(4 << 20))])
+    (root / "big.gguf").write_bytes(big)
+    with minfer.open(f"{url}/big.gguf") as remote:
+        assert not remote.parts[0].complete and remote.file_bytes == len(big)
+        assert remote.fetched_bytes == handler.sent < len(big) // 4
+        assert remote.tensors["w"].shape == (1 << 20,) and remote.metadata["general.architecture"] == "llama"
         with pytest.raises(ValueError, match="not fetched"):
-            remote.tensors["output.weight"].data
+            remote.tensors["w"].data
         with pytest.raises(ValueError, match="not fetched"):
-            remote.tensors["output.weight"].to_numpy()
+            remote.tensors["w"].to_numpy()
 
 
 def test_a_remote_split_set_finds_its_parts(server, sample_model, minfer_cli):
