@@ -37,9 +37,15 @@ def random_tensor_bytes(type_id: int, n_blocks: int, seed: int) -> bytes:
     return np.random.default_rng(seed).bytes(n_blocks * gb.BLOCKS[type_id][1])
 
 
-def one_tensor_file(path: Path, type_id: int, seed: int = 0, blocks_per_row: int = BLOCKS_PER_ROW,
+def per_row(type_id: int) -> int:
+    """Blocks per row: 8, or 256 values for the plain types (so that random bits hold NaN and Inf)."""
+    return max(BLOCKS_PER_ROW, 256 // gb.BLOCKS[type_id][0])
+
+
+def one_tensor_file(path: Path, type_id: int, seed: int = 0, blocks_per_row: int = 0,
                     rows: int = ROWS) -> bytes:
     elems, _ = gb.BLOCKS[type_id]
+    blocks_per_row = blocks_per_row or per_row(type_id)
     data = random_tensor_bytes(type_id, blocks_per_row * rows, seed + type_id)
     path.write_bytes(gb.gguf([("general.architecture", gb.STRING, "test")],
                              [("t", [elems * blocks_per_row, rows], type_id, data)]))
@@ -157,7 +163,7 @@ def test_to_numpy_equals_the_cli(type_id: int, tmp_path: Path, minfer_cli: Path)
     path = tmp_path / "t.gguf"
     data = one_tensor_file(path, type_id)
     elems, size = gb.BLOCKS[type_id]
-    n = elems * BLOCKS_PER_ROW * ROWS
+    n = elems * per_row(type_id) * ROWS
     want = cli_dump(minfer_cli, path, "t", tmp_path / "t.f32")
     assert want.size == n
     with minfer.open(path) as m:
@@ -165,17 +171,17 @@ def test_to_numpy_equals_the_cli(type_id: int, tmp_path: Path, minfer_cli: Path)
         assert t.type == TensorType(type_id)
         assert t.data.tobytes() == data
         got = t.to_numpy()
-        assert got.dtype == np.float32 and got.shape == (ROWS, elems * BLOCKS_PER_ROW)
+        assert got.dtype == np.float32 and got.shape == (ROWS, elems * per_row(type_id))
         assert got.flags.c_contiguous and got.flags.writeable  # a new array
         assert np.array_equal(bits(got), want.view(np.uint32)), name_of(type_id)
         assert np.array_equal(bits(t.to_numpy(threads=1)), want.view(np.uint32))
         # dtype: float64 and float16 are the f32 values converted (NaN stays NaN)
         ref = want.reshape(got.shape)
         for dt in (np.float64, np.float16):
-            g = t.to_numpy(dt)
-            assert g.dtype == dt and g.shape == got.shape
-            with np.errstate(over="ignore", invalid="ignore"):
+            with np.errstate(over="ignore", invalid="ignore"):  # large values overflow f16 (inf)
+                g = t.to_numpy(dt)
                 w = ref.astype(dt)
+            assert g.dtype == dt and g.shape == got.shape
             nan = np.isnan(w)
             assert np.array_equal(np.isnan(g), nan)
             assert np.array_equal(g[~nan].view(np.uint64 if dt is np.float64 else np.uint16),
@@ -204,7 +210,7 @@ def test_to_numpy_equals_ggml(type_id: int, tmp_path: Path, ggml):
     path = tmp_path / "t.gguf"
     data = one_tensor_file(path, type_id, seed=1000)
     elems, _ = gb.BLOCKS[type_id]
-    n = elems * BLOCKS_PER_ROW * ROWS
+    n = elems * per_row(type_id) * ROWS
     want = ggml.dequantize(fn, data, n)
     with minfer.open(path) as m:
         got = m.tensors["t"].to_numpy().reshape(-1)
@@ -215,13 +221,56 @@ def test_to_numpy_equals_ggml(type_id: int, tmp_path: Path, ggml):
     assert np.array_equal(np.isnan(d), nan) and np.array_equal(bits(d)[~nan], bits(want)[~nan])
 
 
+def test_formulas(tmp_path: Path):
+    """The values from numpy formulas of the block layouts (docs/QUANT.md), computed here: f32 copied
+    bit for bit (NaN payloads, signalling NaNs), bf16 shifted, f16 and the integers widened, f64
+    narrowed as C does, q8_0 and q4_0 as scale times quant in f32."""
+    rng = np.random.default_rng(5)
+    specials = np.array([0x7FC00001, 0x7F800001, 0xFFFFFFFF, 0x7F800000, 0xFF800000, 0x00000001, 0x80000000,
+                         0x7F7FFFFF, 0x3F800000], dtype=np.uint32)
+    cases = {}
+    f32 = np.concatenate([specials, rng.integers(0, 2**32, 247, dtype=np.uint64).astype(np.uint32)])
+    cases[0] = (f32.tobytes(), f32)
+    bf16 = np.concatenate([np.array([0x7FC1, 0x7F81, 0xFFFF, 0x7F80, 0x0001, 0x8000], np.uint16),
+                           rng.integers(0, 2**16, 250, dtype=np.uint32).astype(np.uint16)])
+    cases[30] = (bf16.tobytes(), bf16.astype(np.uint32) << 16)
+    f16 = rng.integers(0, 2**16, 256, dtype=np.uint32).astype(np.uint16)
+    f16 = f16[(f16 & 0x7C00) != 0x7C00]  # NaN and Inf widen by ggml's bit trick; finite ones exactly
+    f16 = f16[: len(f16) // 32 * 32]
+    cases[1] = (f16.tobytes(), f16.view(np.float16).astype(np.float32).view(np.uint32))
+    for tid, dt in ((24, np.int8), (25, np.int16), (26, np.int32)):
+        v = rng.integers(np.iinfo(dt).min, np.iinfo(dt).max, 256, dtype=np.int64, endpoint=True).astype(dt)
+        cases[tid] = (v.tobytes(), v.astype(np.float32).view(np.uint32))
+    f64 = rng.standard_normal(256) * 1e3
+    cases[28] = (f64.tobytes(), f64.astype(np.float32).view(np.uint32))
+    # q8_0: 34-byte blocks, f16 d then 32 int8; q4_0: 18-byte blocks, f16 d then 16 bytes of nibbles
+    d = rng.uniform(-2, 2, 16).astype(np.float16)
+    q8 = rng.integers(-128, 127, (16, 32), endpoint=True).astype(np.int8)
+    blocks = b"".join(d[i].tobytes() + q8[i].tobytes() for i in range(16))
+    cases[8] = (blocks, (q8.astype(np.float32) * d.astype(np.float32)[:, None]).reshape(-1).view(np.uint32))
+    qs = rng.integers(0, 256, (16, 16), dtype=np.uint32).astype(np.uint8)
+    nib = np.concatenate([(qs & 0xF).astype(np.int32) - 8, (qs >> 4).astype(np.int32) - 8], axis=1)
+    blocks = b"".join(d[i].tobytes() + qs[i].tobytes() for i in range(16))
+    cases[2] = (blocks, (nib.astype(np.float32) * d.astype(np.float32)[:, None]).reshape(-1).view(np.uint32))
+    for tid, (data, want) in cases.items():
+        elems, size = gb.BLOCKS[tid]
+        n = len(data) // size * elems
+        assert n == want.size
+        path = tmp_path / f"f{tid}.gguf"
+        path.write_bytes(gb.gguf([], [("t", [n], tid, data)]))
+        with minfer.open(path) as m:
+            got = m.tensors["t"].to_numpy()
+        assert np.array_equal(bits(got), want), (name_of(tid), np.flatnonzero(bits(got) != want)[:5])
+        assert np.array_equal(bits(minfer.dequantize(data, tid)), want), name_of(tid)
+
+
 def test_not_convertible(tmp_path: Path, minfer_cli: Path):
     for type_id in sorted(NOT_CONVERTIBLE):
         path = tmp_path / f"nc{type_id}.gguf"
         one_tensor_file(path, type_id)
         with minfer.open(path) as m:
             t = m.tensors["t"]
-            assert t.data.nbytes == gb.BLOCKS[type_id][1] * BLOCKS_PER_ROW * ROWS
+            assert t.data.nbytes == gb.BLOCKS[type_id][1] * per_row(type_id) * ROWS
             with pytest.raises(RequestError) as ei:
                 t.to_numpy()
             assert ei.value.code == "type_not_convertible" and ei.value.found == type_id
