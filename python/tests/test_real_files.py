@@ -5,7 +5,8 @@ The reference is never the module under test:
   offset, and every tensor's type, shape, strides, sizes and offsets;
 - REFERENCE.txt (llama.cpp's own parse) for the verdict, n_kv, n_tensors, data_offset, alignment, size;
 - the file's bytes read with plain Python file I/O for every payload (metadata and tensor data);
-- `minfer tensor FILE NAME --dump OUT` (raw f32 from the C++ library) for the values of every tensor;
+- `minfer tensor FILE NAME --dump OUT` (raw f32 from the C++ library) for the values of tensors (every
+  quantized one, two of each plain type), and numpy for the plain ones (f32 bits as stored, f16 widened);
 - `minfer info FILE` (exit code and `[code]` of its error line) for the files it refuses.
 Split sets are made by `minfer split` from the sample model and compared tensor by tensor with it.
 """
@@ -216,6 +217,7 @@ def check_tensors(model, doc: dict, parts: list, tmp: Path, cli: Path, dump: boo
     want = doc.get("tensors", [])
     assert len(tensors) == len(want)
     assert [py_bytes(n) for n in tensors] == [text_bytes(t, "name") for t in want]
+    dumped: dict = {}
     for name, t in zip(list(tensors), want):
         ten = tensors[name]
         assert name in tensors
@@ -239,9 +241,21 @@ def check_tensors(model, doc: dict, parts: list, tmp: Path, cli: Path, dump: boo
         if dump and minfer.can_dequantize(t["type_id"]):
             got = ten.to_numpy()
             assert got.dtype == np.float32 and got.shape == ten.numpy_shape
-            ref = cli_dump(cli, parts[0], name, tmp / "dump.f32")
-            assert got.size == ref.size
-            assert np.array_equal(np.ascontiguousarray(got).reshape(-1).view(np.uint32), ref.view(np.uint32)), name
+            got_bits = np.ascontiguousarray(got).reshape(-1).view(np.uint32)
+            raw = np.frombuffer(file_range(parts[t["part"] - 1], t["absolute_offset"], t["n_bytes"]), np.uint8)
+            if t["type"] == "f32":  # the file's own bits
+                assert np.array_equal(got_bits, raw.view("<u4")), name
+            elif t["type"] == "f16":  # widened exactly (NaN stays NaN)
+                w = raw.view("<f2").astype(np.float32)
+                assert np.array_equal(np.isnan(got.reshape(-1)), np.isnan(w)), name
+                assert np.array_equal(got_bits[~np.isnan(w)], w.view(np.uint32)[~np.isnan(w)]), name
+            # the C++ library's values (one process per tensor): every tensor of other types, and
+            # the first two of each type
+            dumped[t["type"]] = dumped.get(t["type"], 0) + 1
+            if dumped[t["type"]] <= 2 or t["type"] not in ("f32", "f16"):
+                ref = cli_dump(cli, parts[0], name, tmp / "dump.f32")
+                assert got.size == ref.size
+                assert np.array_equal(got_bits, ref.view(np.uint32)), name
     return len(want)
 
 
