@@ -288,6 +288,39 @@ def test_field_is_a_namedtuple_lookalike(made):
     assert gguf.ReaderField(0, "empty").contents() is None
 
 
+def test_a_script_written_for_gguf_py(sample_model, minfer_cli):
+    """The way transformers' GGUF loader and gguf-py's dump script read a file: values through
+    parts[data[i]] and types, tensors through name, shape, tensor_type, data and dequantize."""
+    from minfer.gguf_compat import GGUFReader as Reader  # the other import spelling
+
+    def parse(part: np.ndarray, tys: List[Any]) -> Any:
+        t = tys[-1] if tys[0] == 9 else tys[0]
+        if t in (0, 1, 2, 3, 4, 5, 10, 11):
+            return int(part[0])
+        if t in (6, 12):
+            return float(part[0])
+        if t == 7:
+            return bool(part[0])
+        return bytes(part).decode()
+
+    reader = Reader(sample_model)
+    doc = cli_json(minfer_cli, sample_model)["metadata"]
+    for key, field in reader.fields.items():
+        if key.startswith("GGUF."):
+            continue
+        values = [parse(field.parts[i], field.types) for i in field.data]
+        e = doc[key]
+        want = e["items"] if e["type"] == "array" else [e["value"]]
+        if e["type"] in ("f32", "f64") or e.get("element_type") in ("f32", "f64"):
+            assert np.array_equal(np.float32(values), np.float32(want)), key
+        else:
+            assert values == want, key
+    for t in reader.tensors:
+        w = gguf.dequantize(t.data, t.tensor_type).reshape(np.flip(t.shape))
+        assert w.shape == tuple(int(d) for d in t.shape[::-1])
+        assert w.dtype == np.float32
+
+
 def test_tensors(made):
     path, facts = made
     r = GGUFReader(path)
@@ -386,6 +419,11 @@ def test_modes_r_plus_and_copy_on_write(made, tmp_path):
     c = GGUFReader(p, "c")
     c.fields["t.u32"].parts[-1][0] = 5
     assert c.fields["t.u32"].contents() == 5
+    arr = c.fields["a.i32"]
+    arr.parts[arr.data[1]][0] = 77
+    assert arr.contents() == [-1, 77, 2147483647]
+    fresh = GGUFReader(p, "c").fields["a.i32"]  # lazy parts, read through the writable mapping
+    assert fresh.contents() == [-1, 0, 2147483647]
     assert p.read_bytes() == original
     w = GGUFReader(p, "r+")  # gguf_set_metadata.py's way: write into the part
     w.fields["t.u32"].parts[-1][0] = 12345
