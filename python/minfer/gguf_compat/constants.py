@@ -160,9 +160,9 @@ class TokenType(IntEnum):
 def _quant_sizes() -> Dict[GGMLQuantizationType, Tuple[int, int]]:
     sizes = {}
     for t in GGMLQuantizationType:
-        block = tuple(int(x) for x in _core.type_block(int(t)))
-        if block != (0, 0):
-            sizes[t] = block
+        blk, size = _core.type_block(int(t))
+        if (blk, size) != (0, 0):
+            sizes[t] = (int(blk), int(size))
     return sizes
 
 

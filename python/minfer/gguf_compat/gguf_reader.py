@@ -23,7 +23,7 @@ from __future__ import annotations
 import logging
 import os
 from collections import OrderedDict
-from typing import Any, Dict, Iterator, List, Literal, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterator, List, Literal, NamedTuple, Optional, Tuple, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -273,7 +273,7 @@ class GGUFReader:
         self._model = _core.open(path)
         part = self._model.parts[0]
         np_mode = _MODES[mode]
-        self.data: np.ndarray = _whole_file(self._model, path) if np_mode == "r" else np.memmap(path, mode=np_mode)
+        self.data: np.ndarray = _whole_file(self._model, path) if np_mode == "r" else np.memmap(path, mode=np_mode)  # type: ignore[call-overload]
         self._mode = np_mode
         self.endianess = GGUFEndian.LITTLE
         self.alignment = int(part.alignment)
@@ -326,7 +326,7 @@ class GGUFReader:
             types = [vtype]
             if vtype == GGUFValueType.ARRAY and int(raw.count) > 0:
                 # gguf-py takes the element type from the first item: none for an empty array
-                types.append(GGUFValueType(int(raw.element_type)))
+                types.append(GGUFValueType(int(raw.element_type)))  # type: ignore[arg-type]
             field = ReaderField._lazy(int(raw.offset), key, types, self._field_builder(raw), self._fast_contents(key, raw, types))
             if key in self.fields:  # a header pseudo-field's name used as a key
                 raise KeyError(f"Duplicate {key} already in list at offset {raw.offset}")
@@ -379,7 +379,7 @@ class GGUFReader:
             return 12 + size * count, parts, list(range(2, 2 + count)), types + [etype]
         if etype == GGUFValueType.STRING:
             buf = self.data
-            mv = memoryview(buf) if buf.flags.c_contiguous else None
+            mv = memoryview(buf) if buf.flags.c_contiguous else None  # type: ignore[arg-type]
             idxs = []
             for i in range(count):
                 slen = buf[pos:pos + 8].view(_U64)
@@ -409,8 +409,12 @@ class GGUFReader:
         etype = types[1]
         model = self._model
         if etype == GGUFValueType.STRING:
+            held: List[Any] = []  # the StringArray, kept: its item index is built once
+
             def strings(index_or_slice: Union[int, slice] = slice(None)) -> Any:
-                items = model.metadata[key]
+                if not held:
+                    held.append(model.metadata[key])
+                items = held[0]
                 if isinstance(index_or_slice, int):
                     return _strict(items[index_or_slice])
                 if isinstance(index_or_slice, slice) and index_or_slice == slice(None):
