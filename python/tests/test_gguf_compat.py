@@ -695,7 +695,7 @@ REJECTED = [f for f in real_files() if reference_rows().get(f.name, ("",))[0] ==
 @pytest.mark.parametrize("path", ACCEPTED, ids=lambda p: p.name)
 def test_real_file(path, minfer_cli):
     _, ref = reference_rows()[path.name]
-    r = GGUFReader(path)
+    r = GGUFReader(str(path))
     assert r.data.nbytes == int(ref["size"])
     assert r.fields["GGUF.version"].contents() == int(ref["version"])
     assert r.fields["GGUF.kv_count"].contents() == int(ref["n_kv"]) == len(r.fields) - 3
@@ -820,10 +820,10 @@ def test_gguf_py_handmade_and_sample(made, sample_model, minfer_cli, tmp_path):
 
 
 @pytest.mark.skipif(not real_files(), reason="no real files (../shared/fixtures/real absent)")
-def test_gguf_py_real_files():
+@pytest.mark.parametrize("path", ACCEPTED, ids=lambda p: p.name)
+def test_gguf_py_real_file(path):
     reader, _, _ = load_gguf_py()
-    for path in ACCEPTED:
-        compare_with_gguf_py(path, reader)
+    compare_with_gguf_py(path, reader)
 
 
 def test_gguf_py_dequantize(tmp_path, made, sample_model):
