@@ -856,3 +856,70 @@ def test_gguf_py_constants():
     for t in constants.LlamaFileType:
         if t.name in gguf.LlamaFileType.__members__:
             assert gguf.LlamaFileType[t.name] == t.value
+
+
+RUNNER = '''
+import importlib, runpy, sys, types
+mode, root, script = sys.argv[1:4]
+if mode == "minfer":
+    import minfer.gguf_compat as g
+    sys.modules["gguf"] = g
+else:  # gguf-py, without its __init__ (which needs sentencepiece and more)
+    pkg = types.ModuleType("gguf")
+    pkg.__path__ = [root + "/gguf"]
+    sys.modules["gguf"] = pkg
+    for m in ("constants", "quants", "gguf_reader"):
+        mod = importlib.import_module("gguf." + m)
+        pkg.__dict__.update({k: v for k, v in vars(mod).items() if not k.startswith("_")})
+sys.argv = [script] + sys.argv[4:]
+runpy.run_path(script, run_name="__main__")
+'''
+
+
+def gguf_py_script(name: str) -> Path:
+    root = Path(os.environ.get("MINFER_GGUF_PY", ""))
+    for p in (root / "scripts" / name, root / "gguf" / "scripts" / name):
+        if p.exists():
+            return p
+    pytest.skip(f"no {name} in MINFER_GGUF_PY (extract gguf-py's scripts/ beside gguf/: docs/GGUF_COMPAT.md)")
+    raise AssertionError
+
+
+def run_script(tmp_path: Path, mode: str, script: Path, *args: str) -> Tuple[int, str]:
+    runner = tmp_path / "runner.py"
+    runner.write_text(RUNNER)
+    env = dict(os.environ, NO_LOCAL_GGUF="1")
+    out = subprocess.run([sys.executable, str(runner), mode, os.environ["MINFER_GGUF_PY"], str(script), *args],
+                         capture_output=True, text=True, env=env, timeout=120)
+    return out.returncode, out.stdout + out.stderr
+
+
+def test_gguf_py_dump_script_unchanged(made, sample_model, tmp_path):
+    """gguf-py's own gguf_dump.py, run once on gguf-py and once on gguf_compat: the same output."""
+    load_gguf_py()
+    script = gguf_py_script("gguf_dump.py")
+    files = [made[0], sample_model] + [f for f in ACCEPTED if "stories260K" in f.name]
+    for f in files:
+        for opts in ([], ["--json"], ["--markdown"]):
+            ours = run_script(tmp_path, "minfer", script, *opts, str(f))
+            ref = run_script(tmp_path, "gguf-py", script, *opts, str(f))
+            assert ref[0] == 0, ref[1][-2000:]
+            assert ours == ref, (f.name, opts)
+
+
+def test_gguf_py_set_metadata_script_unchanged(sample_model, tmp_path):
+    """gguf-py's gguf_set_metadata.py (GGUFReader(path, 'r+'), a value written into its part): the
+    same file either way, and minfer reads the new value."""
+    load_gguf_py()
+    script = gguf_py_script("gguf_set_metadata.py")
+    results = {}
+    for mode in ("minfer", "gguf-py"):
+        p = tmp_path / mode / "m.gguf"
+        p.parent.mkdir()
+        shutil.copy(sample_model, p)
+        rc, log = run_script(tmp_path, mode, script, str(p), "qwen2.context_length", "1234", "--force")
+        assert rc == 0, log[-2000:]
+        results[mode] = (p.read_bytes(), log.replace(str(p), "M"))
+    assert results["minfer"] == results["gguf-py"]
+    assert results["minfer"][0] != sample_model.read_bytes()
+    assert GGUFReader(tmp_path / "minfer" / "m.gguf").fields["qwen2.context_length"].contents() == 1234
