@@ -192,52 +192,14 @@ class ReaderTensor(NamedTuple):
     field: ReaderField
 
 
-class _FileBytes:
-    """An __array_interface__ over memory that `owner` (a numpy view of minfer's mapping) keeps
-    alive; np.asarray of it is an array whose base holds `owner`."""
-
-    __slots__ = ("__array_interface__", "_owner")
-
-    def __init__(self, address: int, size: int, owner: np.ndarray) -> None:
-        self.__array_interface__ = {"data": (address, True), "shape": (size,), "typestr": "|u1", "version": 3}
-        self._owner = owner
-
-
-def _address(a: np.ndarray) -> int:
-    return int(a.__array_interface__["data"][0])
-
-
 def _whole_file(model: Any, path: str) -> np.ndarray:
-    """Part 1's bytes, read-only: minfer's own view when the module has one (Part.data), else a
-    view derived from a metadata or tensor view of the same mapping (minfer maps or reads each file
-    whole: a payload at absolute offset X lies X bytes after the file's first byte), checked
-    against that view; np.memmap of the file when there is no view to derive it from."""
+    """Part 1's bytes, read-only: minfer's own zero-copy view of its mapping (Part.data). A remote
+    model holds only the file's head: gguf-py reads whole local files, and so does this."""
     part = model.parts[0]
-    size = int(part.file_size)
-    own = getattr(part, "data", None)
-    if isinstance(own, np.ndarray) and own.dtype == np.uint8 and own.size == size:
-        return own
-    if part.complete and not model.is_remote:
-        anchor: Optional[np.ndarray] = None
-        at = 0
-        md = model.metadata
-        for key in md:
-            raw = md.raw(key)
-            view = raw.data
-            if view.size > 0:
-                anchor, at = view, int(raw.value_offset)
-                break
-        if anchor is None:
-            for t in model.tensors.values():
-                if t.part == 0 and t.n_bytes > 0:
-                    anchor, at = t.data, int(t.offset)
-                    break
-        if anchor is not None and at + anchor.size <= size:
-            whole = np.asarray(_FileBytes(_address(anchor) - at, size, anchor))
-            whole.flags.writeable = False
-            if _address(whole[at:]) == _address(anchor) and whole[:4].tobytes() == b"GGUF":
-                return whole
-    return np.memmap(path, mode="r")
+    if not part.complete:
+        raise ValueError(f"gguf_compat: {path!r}: only the head of a remote file is held; "
+                         "GGUFReader reads local files (use minfer.open for a URL)")
+    return part.data
 
 
 def _pad(n: int, a: int) -> int:
@@ -460,9 +422,7 @@ class GGUFReader:
         for t in self._model.tensors.values():
             if t.part != 0:  # the other files of a split set: gguf-py reads one file
                 continue
-            at = getattr(t, "info_offset", None)
-            if at is not None:
-                offs = int(at)
+            offs = int(t.info_offset)
             size, field = self._tensor_info_field(offs, t.name)
             offs += size
             if bytes(field.parts[1]) != t.name.encode("utf-8", "surrogateescape"):
