@@ -81,7 +81,7 @@ def test_every_numeric_array_is_a_read_only_view_with_the_files_values(typed_mod
             assert a.dtype == np.dtype(NUMPY[vtype]), key
             assert a.tolist() == np.array(v, dtype=NUMPY[vtype]).tolist(), key
             assert not a.flags.writeable and not a.flags.owndata
-            assert isinstance(a.base, minfer._core.Mapping)
+            assert isinstance(a.base, minfer._core.FileMapping)
             with pytest.raises(ValueError):
                 a[...] = 0 if a.size else a
             raw = m.metadata.raw(key)
@@ -156,13 +156,20 @@ def test_tensor_attributes_and_zero_copy_bytes(typed_model):
         assert t.n_dims == 2 and t.n_elements == 12 and t.n_bytes == 48 and t.part == 0
         assert t.strides == (4, 16, 48, 48)
         assert t.offset == part.data_offset + t.data_offset
+        whole = part.data
+        assert whole.tobytes() == data and not whole.flags.writeable
+        # the tensor table follows the metadata: the first record starts where the last entry ends
+        last = m.metadata.raw("a.str")
+        assert t.info_offset == last.value_offset + len(last.data)
+        assert data[t.info_offset:t.info_offset + 8 + 5] == G.gstr("w.f32")
+        assert m.tensors["w.f16"].info_offset == t.info_offset + len(G.tensor_info("w.f32", [4, 3], 0, 0))
         a, b = m.tensors["w.f32"].data, m.tensors["w.q8"].data
         assert a.tobytes() == data[t.offset:t.offset + 48]
         # both views point into one mapping, as far apart as the tensors are in the file
         addr = lambda x: x.__array_interface__["data"][0]  # noqa: E731
         assert addr(b) - addr(a) == m.tensors["w.q8"].offset - t.offset
         assert addr(m.tensors["w.f32"].data) == addr(a)  # no copy on a second access
-        assert not a.flags.writeable and isinstance(a.base, minfer._core.Mapping)
+        assert not a.flags.writeable and isinstance(a.base, minfer._core.FileMapping)
         np.testing.assert_array_equal(t.to_numpy(), np.arange(12, dtype=np.float32).reshape(3, 4))
         f16 = m.tensors["w.f16"].to_numpy()
         np.testing.assert_array_equal(f16, np.linspace(-1, 1, 64).astype(np.float16).astype(np.float32))
