@@ -647,6 +647,9 @@ def every_type_file() -> bytes:
 
 def read_everything(model) -> None:
     """Touch every value a model gives; any library error must be a GGUFError."""
+    for p in model.parts:
+        assert p.data.nbytes == p.file_size
+        bytes(p.data[-64:])
     md = model.metadata
     for k in md:
         v = md[k]
@@ -660,7 +663,7 @@ def read_everything(model) -> None:
                 v.bytes_at(i)
     for name in model.tensors:
         t = model.tensors[name]
-        _ = (t.type, t.shape, t.numpy_shape, t.n_bytes, t.offset, t.part, t.strides)
+        _ = (t.type, t.shape, t.numpy_shape, t.n_bytes, t.offset, t.part, t.strides, t.info_offset)
         bytes(t.data)
         if minfer.can_dequantize(int(t.type)) and t.n_elements <= (1 << 22):
             t.to_numpy()

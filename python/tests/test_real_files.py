@@ -234,6 +234,15 @@ def check_tensors(model, doc: dict, parts: list, tmp: Path, cli: Path, dump: boo
         assert ten.offset == t["absolute_offset"]
         assert ten.data_offset == t["offset"]
         assert ten.part == t["part"] - 1
+        # the tensor's record in the table, read from the file: name, n_dims, ne, type, offset
+        f = parts[t["part"] - 1]
+        rec = ten.info_offset
+        want_name = text_bytes(t, "name")
+        (nlen,) = struct.unpack("<Q", file_range(f, rec, 8))
+        assert nlen == len(want_name) and file_range(f, rec + 8, nlen) == want_name, name
+        body = file_range(f, rec + 8 + nlen, 4 + 8 * t["n_dims"] + 12)
+        nd, *rest = struct.unpack(f"<I{t['n_dims']}qIQ", body)
+        assert (nd, tuple(rest[:-2]), rest[-2], rest[-1]) == (t["n_dims"], tuple(t["shape"]), t["type_id"], t["offset"])
         data = ten.data
         assert isinstance(data, np.ndarray) and data.dtype == np.uint8 and data.ndim == 1
         assert data.shape == (t["n_bytes"],) and not data.flags.writeable
@@ -270,6 +279,10 @@ def check_parts(model, doc: dict):
                 p.trailing_bytes) == (w["version"], w["alignment"], w["size"], w["data_offset"], w["data_size"],
                                       w["n_kv"], w["n_tensors"], w["trailing_bytes"])
         assert p.complete
+        whole = p.data  # the whole file, zero-copy
+        assert isinstance(whole, np.ndarray) and whole.dtype == np.uint8 and not whole.flags.writeable
+        with open(p.path.encode("utf-8", "surrogateescape"), "rb") as fh:
+            assert whole.tobytes() == fh.read()
 
 
 # ---- the real files ---------------------------------------------------------------------------------
