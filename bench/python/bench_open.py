@@ -10,7 +10,8 @@ scripts/bench-python.sh builds everything, writes the fixture and runs this. Row
   (b)  minfer.open in this interpreter (min of N; the model closed between runs).
   (c)  minfer.open + iterating the whole vocabulary (tokenizer.ggml.tokens: `for s in tokens` and
        `tokens.to_list()`), against the C++ walk of the same strings.
-  (d)  Tensor.to_numpy() on large tensors (a new array each time, as a user gets it) against
+  (d)  Tensor.to_numpy() on large tensors (the fixture's, whose bytes are zeros, and [4096, 4096]
+       tensors of random bytes of five types; a new array each time, as a user gets it) against
        quant::dequantize_parallel into one buffer reused (the library's own speed: page faults are
        left out on the C++ side), threads=0 and threads=1.
   gguf-py: its published open time on this machine (issue 13: 5.6 s for Qwen2.5-0.5B) as the
@@ -71,6 +72,30 @@ def process_time(argv, reps: int) -> float:
 def rss_kib() -> int:
     with open("/proc/self/statm") as f:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") // 1024
+
+
+RANDOM_TYPES = {"random.q4_K": (12, 256, 144), "random.q6_K": (14, 256, 210), "random.iq4_xs": (23, 256, 136),
+                "random.q8_0": (8, 32, 34), "random.f16": (1, 1, 2)}  # name: (type id, values, bytes per block)
+
+
+def write_random_tensors(path: str, np) -> list:
+    """A GGUF file of [4096, 4096] tensors of seeded random bytes, one per type of RANDOM_TYPES."""
+    def gstr(b: bytes) -> bytes:
+        return struct.pack("<Q", len(b)) + b
+    head = b"GGUF" + struct.pack("<IQQ", 3, len(RANDOM_TYPES), 0)
+    blobs, offset = [], 0
+    rng = np.random.default_rng(13)
+    for name, (tid, per_block, block_bytes) in RANDOM_TYPES.items():
+        data = rng.bytes(4096 * 4096 // per_block * block_bytes)
+        head += gstr(name.encode()) + struct.pack("<Iqq", 2, 4096, 4096) + struct.pack("<IQ", tid, offset)
+        blobs.append(data + b"\0" * (-len(data) % 32))
+        offset += len(blobs[-1])
+    head += b"\0" * (-len(head) % 32)
+    with open(path, "wb") as f:
+        f.write(head)
+        for b in blobs:
+            f.write(b)
+    return list(RANDOM_TYPES)
 
 
 def fmt_s(s: float) -> str:
@@ -172,6 +197,24 @@ def main() -> int:
                 cpp, _, n = ref(a.ref, "dequant", a.model, name, r, threads)
                 assert n == t.n_elements
                 deq.append((name, t.type.name, n, threads, py, cpp, fault))
+
+    # ... and on tensors of random bytes (the fixture's data are holes: zeros), 16 Mi values each
+    with tempfile.TemporaryDirectory() as d:
+        rnd_path = os.path.join(d, "random.gguf")
+        names = write_random_tensors(rnd_path, np)
+        with minfer.open(rnd_path) as mm:
+            for name in names:
+                t = mm.tensors[name]
+                r = max(3, min(reps, 10))
+
+                def fresh_pages(n=t.n_elements):
+                    x = np.empty(n, np.float32)
+                    x[::1024] = 0
+                fault, _ = timed(fresh_pages, r)
+                for threads in (0, 1):
+                    py, _ = timed(lambda: t.to_numpy(threads=threads), r)
+                    cpp, _, n = ref(a.ref, "dequant", rnd_path, name, r, threads)
+                    deq.append((name, t.type.name, n, threads, py, cpp, fault))
 
     # gguf-py on the same file, when a checkout is given
     gguf_py = None
