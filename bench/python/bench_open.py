@@ -110,10 +110,22 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--ref", required=True, help="minfer-py-bench-ref")
     ap.add_argument("--cli", required=True, help="the minfer tool")
-    ap.add_argument("--model", required=True, help="the Qwen-shaped fixture")
+    ap.add_argument("--model", help="the Qwen-shaped fixture (default: written by --ref into a temporary folder)")
+    ap.add_argument("--quick", action="store_true", help="a smoke run: one small tensor of each kind")
     ap.add_argument("--reps", type=int, default=30)
     ap.add_argument("--gguf-py", default=os.environ.get("MINFER_GGUF_PY"), help="a gguf-py checkout (optional)")
     a = ap.parse_args()
+    if a.model is None:
+        with tempfile.TemporaryDirectory() as d:
+            r = subprocess.run([a.ref, "fixture", d], capture_output=True, text=True)
+            if r.returncode != 0:
+                raise SystemExit(f"bench_open: {a.ref} fixture: {r.stderr.strip()}")
+            a.model = r.stdout.strip()
+            return run(a)
+    return run(a)
+
+
+def run(a) -> int:
 
     import numpy as np
 
@@ -183,7 +195,7 @@ def main() -> int:
     # (d) to_numpy against the C++ conversion
     deq = []
     with minfer.open(a.model) as mm:
-        for name in LARGE_TENSORS:
+        for name in LARGE_TENSORS[:1] if a.quick else LARGE_TENSORS:
             if name not in mm.tensors:
                 continue
             t = mm.tensors[name]
@@ -201,7 +213,7 @@ def main() -> int:
     # ... and on tensors of random bytes (the fixture's data are holes: zeros), 16 Mi values each
     with tempfile.TemporaryDirectory() as d:
         rnd_path = os.path.join(d, "random.gguf")
-        names = write_random_tensors(rnd_path, np)
+        names = write_random_tensors(rnd_path, np)[: 1 if a.quick else None]
         with minfer.open(rnd_path) as mm:
             for name in names:
                 t = mm.tensors[name]
