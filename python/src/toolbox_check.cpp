@@ -847,6 +847,7 @@ py::dict estimate_(const std::string& location, std::optional<std::uint64_t> ctx
     if (parallel < 1 || parallel > estimate::max_sequences)
         raise_usage("parallel " + std::to_string(parallel) + ": expected 1 to " + std::to_string(estimate::max_sequences) +
                     " sequences");
+    p.n_seq_max = parallel;
     const auto cache_type = [](const std::string& s, const char* which) {
         auto t = gguf::tensor_type_from_name(s);
         if (!t || !estimate::is_cache_type(*t))
@@ -873,7 +874,10 @@ py::dict estimate_(const std::string& location, std::optional<std::uint64_t> ctx
         const gguf::error& e = made.error();
         // Options llama.cpp refuses for this model are usage errors (exit 2), as in the tool.
         if (e.where == gguf::section::access) raise_error_exit(e, 2);
-        raise_error(e);
+        // Hyperparameters llama.cpp cannot use (a required key missing too): the model is invalid
+        // for this purpose, as the tool's exit code 1 says.
+        if (e.code == gguf::errc::out_of_memory) raise_error(e);
+        raise_error_as(e, "invalid", 1);
     }
     const estimate::figures& f = *made;
     const auto& h = f.hp;

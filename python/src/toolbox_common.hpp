@@ -28,6 +28,10 @@ namespace py = pybind11;
 /// this case: hash --check's 4, 5 and 8, estimate's 2 for options llama.cpp refuses).
 [[noreturn]] void raise_error_exit(const gguf::error& e, int exit_code);
 
+/// raise_error(e) as the exception class of `kind` ("invalid", "request", "io") whatever its code,
+/// with that exit_code.
+[[noreturn]] void raise_error_as(const gguf::error& e, const char* kind, int exit_code);
+
 /// Open a local model (a file, or part 1 of a split set) without the GIL, as the commands that read
 /// tensor data do: a URL is refused (bad_value_text: download it first). Raises the open error.
 gguf::model open_local(const std::string& path, bool mmap);

@@ -36,6 +36,22 @@ void raise_error_exit(const gguf::error& e, int exit_code) {
     }
 }
 
+void raise_error_as(const gguf::error& e, const char* kind, int exit_code) {
+    try {
+        raise_error(e);
+    } catch (py::error_already_set& exc) {
+        py::object value = exc.value();
+        py::dict fields(value.attr("fields"));
+        fields["exit_code"] = exit_code;
+        py::object errno_value = py::getattr(value, "errno", py::none());
+        if (!errno_value.is_none()) fields["errno"] = errno_value;
+        py::object make = py::module_::import("minfer.errors").attr("_make");
+        py::object replaced = make(kind, value.attr("message"), fields);
+        PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(replaced.ptr())), replaced.ptr());
+        throw py::error_already_set();
+    }
+}
+
 gguf::model open_local(const std::string& path, bool mmap) {
     if (remote::is_remote(path)) {
         gguf::error e;
