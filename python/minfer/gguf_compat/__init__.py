@@ -1,0 +1,1 @@
+"""gguf-py compatibility (being written)."""
