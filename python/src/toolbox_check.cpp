@@ -53,7 +53,7 @@ py::dict hash(const std::string& path, const std::vector<std::string>& kind_name
     std::vector<hash_kind> kinds;
     for (const std::string& n : kind_names) {
         const auto k = check::parse_hash_kind(n);
-        if (!k) raise_usage("unknown hash kind '" + gguf::escape(n) + "': xxh64, xxh3, sha1, sha256 or uuid");
+        if (!k) raise_usage(std::string("unknown hash kind '") + gguf::escape(n) + "': xxh64, xxh3, sha1, sha256 or uuid");
         if (std::find(kinds.begin(), kinds.end(), *k) == kinds.end()) kinds.push_back(*k);
     }
     std::sort(kinds.begin(), kinds.end());  // print order: xxh64, xxh3, sha1, sha256, uuid
@@ -61,7 +61,7 @@ py::dict hash(const std::string& path, const std::vector<std::string>& kind_name
     for (const std::string& hex : expect) {
         std::string why;
         if (!check::parse_digest(hash_kind::sha256, hex, &why))
-            raise_usage("expect " + gguf::escape(hex) + ": " + why + " (a SHA-256 is 64 lowercase hexadecimal digits)");
+            raise_usage(std::string("expect ") + gguf::escape(hex) + ": " + why + " (a SHA-256 is 64 lowercase hexadecimal digits)");
     }
     const bool checking = manifest_path.has_value();
     py::list lines;
@@ -79,11 +79,11 @@ py::dict hash(const std::string& path, const std::vector<std::string>& kind_name
             fields["file"] = text(*manifest_path);
             py::object make = py::module_::import("minfer.errors").attr("_make");
             py::object exc = make("request",
-                                  text("manifest does not have any known hash format in " + *manifest_path), fields);
+                                  text(std::string("manifest does not have any known hash format in ") + *manifest_path), fields);
             PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(exc.ptr())), exc.ptr());
             throw py::error_already_set();
         }
-        std::string head = "manifest  " + *manifest_path;
+        std::string head = std::string("manifest  ") + *manifest_path;
         for (hash_kind k : present) head.append("  ").append(check::to_string(k));
         lines.append(text(head));
         if (kinds.empty()) kinds.push_back(*man->strongest());
@@ -99,7 +99,7 @@ py::dict hash(const std::string& path, const std::vector<std::string>& kind_name
         }
     }();
     if (!expect.empty() && expect.size() != m.parts().size())
-        raise_usage("expect was given " + std::to_string(expect.size()) + " hashes; the model has " +
+        raise_usage(std::string("expect was given ") + std::to_string(expect.size()) + " hashes; the model has " +
                     std::to_string(m.parts().size()) + " part file" + (m.parts().size() == 1 ? "" : "s"));
 
     check::hash_options ho;
@@ -162,7 +162,7 @@ py::dict hash(const std::string& path, const std::vector<std::string>& kind_name
         py::list unknown, conflicting, missing;
         for (const auto* e : rep.unknown_tensors) {
             lines.append(text(hash_line(e->kind, e->value.text(), e->name,
-                                        "No Such Tensor (manifest line " + std::to_string(e->line) + ")")));
+                                        std::string("No Such Tensor (manifest line ") + std::to_string(e->line) + ")")));
             py::dict u;
             u["name"] = text(e->name);
             u["line"] = e->line;
@@ -172,7 +172,7 @@ py::dict hash(const std::string& path, const std::vector<std::string>& kind_name
         }
         for (const auto* e : rep.conflicting) {
             lines.append(text(hash_line(e->kind, e->value.text(), e->name,
-                                        "Conflicting Entry (manifest line " + std::to_string(e->line) + ")")));
+                                        std::string("Conflicting Entry (manifest line ") + std::to_string(e->line) + ")")));
             py::dict c;
             c["name"] = text(e->name);
             c["line"] = e->line;
@@ -182,7 +182,7 @@ py::dict hash(const std::string& path, const std::vector<std::string>& kind_name
         }
         for (std::uint32_t t : rep.missing_tensors) missing.append(text(tensors[t].info->name));
         lines.append(py::str(""));
-        lines.append(text("Verification results for " + *manifest_path + " - " +
+        lines.append(text(std::string("Verification results for ") + *manifest_path + " - " +
                           std::string(check::to_string(rep.outcome))));
         py::dict c;
         c["manifest"] = text(*manifest_path);
@@ -269,7 +269,7 @@ std::optional<std::vector<check::digest>> parse_file_hashes(const std::vector<st
         std::string reason;
         auto d = check::parse_digest(hash_kind::sha256, lower, &reason);
         if (!d) {
-            why = "file_sha256 '" + gguf::escape(t) + "': not a SHA-256 (64 hex digits)" + (reason.empty() ? "" : ": " + reason);
+            why = std::string("file_sha256 '") + gguf::escape(t) + "': not a SHA-256 (64 hex digits)" + (reason.empty() ? "" : std::string(": ") + reason);
             return std::nullopt;
         }
         out.push_back(*d);
@@ -286,7 +286,7 @@ py::dict verify(const std::string& path, bool values, std::uint64_t max_examples
     gguf::model m = open_local(path, mmap);
     const std::size_t n_parts = m.parts().size();
     if (!expected_files->empty() && expected_files->size() != n_parts)
-        raise_usage("file_sha256 was given " + std::to_string(expected_files->size()) + " hash" +
+        raise_usage(std::string("file_sha256 was given ") + std::to_string(expected_files->size()) + " hash" +
                     (expected_files->size() == 1 ? "" : "es") + " but the model has " + std::to_string(n_parts) +
                     " part" + (n_parts == 1 ? "" : "s") + ": give one per part file, in part order");
 
@@ -305,7 +305,7 @@ py::dict verify(const std::string& path, bool values, std::uint64_t max_examples
             fields["file"] = text(*manifest_path);
             py::object make = py::module_::import("minfer.errors").attr("_make");
             py::object exc = make("request",
-                                  text("'" + gguf::escape(*manifest_path) +
+                                  text(std::string("'") + gguf::escape(*manifest_path) +
                                        "': no line of a known hash type (xxh64, xxh3, sha1, sha256, uuid)"),
                                   fields);
             PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(exc.ptr())), exc.ptr());
@@ -834,7 +834,7 @@ py::dict estimate_(const std::string& location, std::optional<std::uint64_t> ctx
     estimate::params p;
     if (ctx) {
         if (*ctx < 1 || *ctx > estimate::max_context)
-            raise_usage("ctx " + std::to_string(*ctx) + ": expected a context size from 1 to " +
+            raise_usage(std::string("ctx ") + std::to_string(*ctx) + ": expected a context size from 1 to " +
                         std::to_string(estimate::max_context));
         p.n_ctx = *ctx;
     }
@@ -843,9 +843,9 @@ py::dict estimate_(const std::string& location, std::optional<std::uint64_t> ctx
     p.n_batch = batch;
     p.n_ubatch = ubatch;
     if (p.n_ubatch > p.n_batch)
-        raise_usage("ubatch " + std::to_string(ubatch) + " is larger than batch " + std::to_string(batch));
+        raise_usage(std::string("ubatch ") + std::to_string(ubatch) + " is larger than batch " + std::to_string(batch));
     if (parallel < 1 || parallel > estimate::max_sequences)
-        raise_usage("parallel " + std::to_string(parallel) + ": expected 1 to " + std::to_string(estimate::max_sequences) +
+        raise_usage(std::string("parallel ") + std::to_string(parallel) + ": expected 1 to " + std::to_string(estimate::max_sequences) +
                     " sequences");
     p.n_seq_max = parallel;
     const auto cache_type = [](const std::string& s, const char* which) {
@@ -864,7 +864,7 @@ py::dict estimate_(const std::string& location, std::optional<std::uint64_t> ctx
     } else if (flash_attn == "off") {
         p.flash_attn = estimate::flash_attn_mode::off;
     } else {
-        raise_usage("flash_attn '" + gguf::escape(flash_attn) + "': expected auto, on or off");
+        raise_usage(std::string("flash_attn '") + gguf::escape(flash_attn) + "': expected auto, on or off");
     }
     if (max_fetch && *max_fetch == 0) raise_usage("max_fetch must be at least 1 byte");
 

@@ -125,7 +125,7 @@ gguf::metadata_edit to_edit(const std::string& op, const std::string& key, const
     if (op == "special_token") return gguf::metadata_edit::special_token(key, value);
     if (op == "name") return gguf::metadata_edit::name(value);
     if (op == "description") return gguf::metadata_edit::description(value);
-    throw py::value_error("unknown change '" + op + "'");
+    throw py::value_error(std::string("unknown change '") + op + "'");
 }
 
 py::dict edit(const std::string& path, const std::string& output,
@@ -147,11 +147,11 @@ py::dict edit(const std::string& path, const std::string& output,
         const std::optional<std::size_t> out_part = part_of(m, output);
         if (in_place) {
             if (out_part != std::size_t{0})
-                raise_usage("in_place edits " + quoted_path(path) + " itself; output must be None or name that file",
+                raise_usage(std::string("in_place edits ") + quoted_path(path) + " itself; output must be None or name that file",
                             output);
         } else {
             if (out_part)
-                raise_usage("the output " + quoted_path(output) + " is the input model" +
+                raise_usage(std::string("the output ") + quoted_path(output) + " is the input model" +
                                 (n_parts > 1 ? " (one of its split parts)" : "") +
                                 ": a rewrite never replaces its input; write another file, or edit this one in place",
                             output);
@@ -162,7 +162,7 @@ py::dict edit(const std::string& path, const std::string& output,
                             path);
             std::error_code ec;
             if (fs::exists(output, ec) && !overwrite)
-                raise_usage("the output " + quoted_path(output) + " exists; pass overwrite=True to replace it", output);
+                raise_usage(std::string("the output ") + quoted_path(output) + " exists; pass overwrite=True to replace it", output);
         }
     }
     if (reserve > 0 && in_place)
@@ -244,7 +244,7 @@ py::dict edit(const std::string& path, const std::string& output,
     if (!written) {
         const gguf::error& e = written.error();
         if (e.code == gguf::errc::io_error && e.sys_errno == EEXIST && !overwrite)
-            raise_usage("the output " + quoted_path(output) + " exists; pass overwrite=True to replace it", output);
+            raise_usage(std::string("the output ") + quoted_path(output) + " exists; pass overwrite=True to replace it", output);
         raise_error(e);
     }
     std::error_code ec;

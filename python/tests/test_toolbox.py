@@ -7,9 +7,11 @@ with gguf_bytes.py, and hashlib / numpy formulas."""
 from __future__ import annotations
 
 import hashlib
+import http.server
 import json
 import math
 import os
+import re
 import shutil
 import struct
 import subprocess
@@ -449,11 +451,22 @@ def test_hash_wrong_types_and_urls(sample):
     assert e.value.code == "bad_value_text"
 
 
-def test_hash_releases_the_gil(tmp_path):
-    """Another Python thread runs while a hash is computed."""
-    big = np.zeros(24 << 20, dtype=np.uint8).tobytes()
-    src = write(tmp_path / "big.gguf", gb.gguf([("general.architecture", gb.STRING, "llama")],
-                                               [("z", [len(big)], 24, big)]))
+@pytest.mark.parametrize("what", ["hash", "verify", "diff_values", "split"])
+def test_long_work_releases_the_gil(tmp_path, what):
+    """Another Python thread runs while the C++ work goes on."""
+    big = np.zeros(6 << 20, dtype="<f4")
+    kvs = [("general.architecture", gb.STRING, "llama")]
+    src = write(tmp_path / "big.gguf", gb.gguf(kvs, [("z", [big.size], 0, big.tobytes())]))
+    big[7] = 1.0
+    other = write(tmp_path / "other.gguf", gb.gguf(kvs, [("z", [big.size], 0, big.tobytes())]))
+    if what == "verify":  # every value of a q4_0 tensor converted (the scan of f32 is too quick to see)
+        src = write(tmp_path / "q.gguf", gb.gguf(kvs, [("q", [32 << 20], 2, bytes(18) * (1 << 20))]))
+    if what == "split":  # a part per tensor: 40 atomic writes, each synced
+        src = write(tmp_path / "many.gguf", gb.gguf(kvs, [(f"t{i}", [8], 0, bytes(32)) for i in range(40)]))
+    call = {"hash": lambda: toolbox.hash(src, kinds=["sha256", "sha1"], threads=1),
+            "verify": lambda: toolbox.verify(src, values=True, threads=1),
+            "diff_values": lambda: toolbox.diff(src, other, values=True),
+            "split": lambda: toolbox.split(src, tmp_path / "s", max_tensors=1)}[what]
     ticks = []
     stop = threading.Event()
 
@@ -466,13 +479,13 @@ def test_hash_releases_the_gil(tmp_path):
     th.start()
     time.sleep(0.02)
     t0 = time.monotonic()
-    toolbox.hash(src, kinds=["sha256", "sha1"], threads=1)
+    call()
     t1 = time.monotonic()
     stop.set()
     th.join()
     inside = [t for t in ticks if t0 + 0.005 < t < t1 - 0.005]
     if t1 - t0 < 0.05:
-        pytest.skip(f"the hash took {t1 - t0:.3f} s: too short to observe")
+        pytest.skip(f"{what} took {t1 - t0:.3f} s: too short to observe")
     assert len(inside) >= 3, (t1 - t0, len(inside))
 
 
@@ -544,6 +557,45 @@ def test_estimate_equals_the_cli_json(minfer_cli, sample, kwargs, flags):
     r = toolbox.estimate(sample, **kwargs)
     assert jsonish(r) == cli_json(minfer_cli, "estimate", sample, *flags, check=0)
     assert r["weights_bytes"] == 120576  # the sum of the tensor table's sizes
+
+
+class _RangeHandler(http.server.BaseHTTPRequestHandler):
+    root: Path
+
+    def log_message(self, *args):
+        pass
+
+    def do_GET(self):
+        data = (self.root / self.path.lstrip("/")).read_bytes()
+        m = re.fullmatch(r"bytes=(\d+)-(\d*)", self.headers.get("Range", ""))
+        start = int(m.group(1))
+        end = min(int(m.group(2)) if m.group(2) else len(data) - 1, len(data) - 1)
+        self.send_response(206)
+        self.send_header("Content-Range", f"bytes {start}-{end}/{len(data)}")
+        self.send_header("Content-Length", str(end + 1 - start))
+        self.end_headers()
+        self.wfile.write(data[start:end + 1])
+
+
+def test_estimate_of_a_url_equals_the_local_file(sample, tmp_path):
+    handler = type("H", (_RangeHandler,), {"root": tmp_path})
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{httpd.server_address[1]}/{sample.name}"
+        remote = toolbox.estimate(url, ctx=1000, max_fetch="1MiB", timeout=10)
+        local = toolbox.estimate(sample, ctx=1000)
+        assert remote.pop("model") == url
+        local.pop("model")
+        assert remote == local
+        with pytest.raises(GGUFIOError) as e:
+            toolbox.estimate(url, max_fetch=1000)
+        assert e.value.code == "fetch_budget_exceeded"
+        with pytest.raises(RequestError):  # the data of a URL is not fetched
+            toolbox.hash(url)
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
 
 
 def test_estimate_of_a_split_set_equals_its_merged_file(sample, tmp_path):
