@@ -731,3 +731,37 @@ def test_hostile_files_raise_the_loader_error_in_every_function(tmp_path, data, 
             call()
         assert e.value.code == code and e.value.exit_code == 1
     assert sorted(p.name for p in tmp_path.iterdir()) == ["hostile.gguf"]
+
+
+# ------------------------------------------------------------------------------------- real files
+
+from conftest import real_files  # noqa: E402
+
+
+@pytest.mark.parametrize("path", real_files(), ids=lambda p: p.name)
+def test_real_files_hash_and_verify_as_the_cli(minfer_cli, path):
+    """Every real file: the same hash lines and verify document as the tool, or the same error."""
+    res = cli(minfer_cli, "hash", "--all", "--uuid", path)
+    if res.returncode != 0:
+        m = re.search(rb"\[([a-z_0-9]+)\]\s*$", res.stderr)
+        with pytest.raises(GGUFError) as e:
+            toolbox.hash(path, kinds=["all", "uuid"])
+        assert m and e.value.code == m.group(1).decode() and e.value.exit_code == res.returncode
+        return
+    assert toolbox.hash(path, kinds=["all", "uuid"]).text().encode() == res.stdout
+    res = cli(minfer_cli, "verify", path, "--json", "--values")
+    assert jsonish(toolbox.verify(path, values=True)) == json.loads(res.stdout)
+
+
+@pytest.mark.parametrize("path", real_files(), ids=lambda p: p.name)
+def test_real_files_estimate_as_the_cli(minfer_cli, path):
+    res = cli(minfer_cli, "estimate", path, "--ctx", "512", "--json")
+    if res.returncode != 0:
+        with pytest.raises(GGUFError) as e:
+            toolbox.estimate(path, ctx=512)
+        assert e.value.exit_code == res.returncode
+        m = re.search(rb"\[([a-z_0-9]+)\]\s*$", res.stderr)
+        if m:
+            assert e.value.code == m.group(1).decode()
+        return
+    assert jsonish(toolbox.estimate(path, ctx=512)) == json.loads(res.stdout)
