@@ -39,7 +39,7 @@ import numbers
 import os
 import re
 from dataclasses import dataclass
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, TypedDict, Union
+from typing import Any, Dict, Iterable, List, Mapping, NoReturn, Optional, Sequence, Tuple, TypedDict, Union, cast
 
 from . import _toolbox
 from .types import ValueType
@@ -85,7 +85,7 @@ def _int(v: Any, what: str, lo: int = 0, hi: int = 2**64 - 1) -> int:
     return v
 
 
-def _usage(message: str) -> None:
+def _usage(message: str) -> NoReturn:
     from .errors import RequestError
 
     raise RequestError(message, code="usage", section="access", exit_code=2)
@@ -555,9 +555,10 @@ def verify(path: PathLike, *, values: bool = False, max_examples: int = 10, thre
             if not isinstance(h, str):
                 raise TypeError(f"file_sha256 must hold str, not {type(h).__name__}")
             hashes.append(h)
-    return _toolbox.verify(_path(path, "path"), _bool(values, "values"), _int(max_examples, "max_examples", 0, 1000000),
-                           _int(threads, "threads", 0, 2**31 - 1),
-                           None if manifest is None else _path(manifest, "manifest"), hashes, _bool(mmap, "mmap"))
+    r = _toolbox.verify(_path(path, "path"), _bool(values, "values"), _int(max_examples, "max_examples", 0, 1000000),
+                        _int(threads, "threads", 0, 2**31 - 1),
+                        None if manifest is None else _path(manifest, "manifest"), hashes, _bool(mmap, "mmap"))
+    return cast(VerifyReport, r)
 
 
 # ---------------------------------------------------------------------------------------- estimate
@@ -610,14 +611,17 @@ def estimate(path_or_url: PathLike, *, ctx: Optional[int] = None, batch: int = 2
         if not isinstance(v, str):
             raise TypeError(f"{nm} must be a str, not {type(v).__name__}")
     fetch = None if max_fetch is None else parse_size(max_fetch, "max_fetch")
-    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, numbers.Real)):
-        raise TypeError(f"timeout must be a number of seconds, not {type(timeout).__name__}")
-    if timeout is not None and not float(timeout) > 0:
-        _usage(f"timeout {timeout}: expected a positive number of seconds")
-    return _toolbox.estimate(loc, None if ctx is None else _int(ctx, "ctx", 1, 0xFFFFFF00),
-                             _int(batch, "batch", 1, 2**32 - 1), _int(ubatch, "ubatch", 1, 2**32 - 1),
-                             cache_type_k, cache_type_v, _int(parallel, "parallel", 1, 256), flash_attn, fetch,
-                             None if timeout is None else float(timeout))
+    seconds: Optional[float] = None
+    if timeout is not None:
+        if isinstance(timeout, bool) or not isinstance(timeout, numbers.Real):
+            raise TypeError(f"timeout must be a number of seconds, not {type(timeout).__name__}")
+        seconds = float(timeout)
+        if not seconds > 0:
+            _usage(f"timeout {timeout}: expected a positive number of seconds")
+    n_ctx = None if ctx is None else _int(ctx, "ctx", 1, 0xFFFFFF00)
+    r = _toolbox.estimate(loc, n_ctx, _int(batch, "batch", 1, 2**32 - 1), _int(ubatch, "ubatch", 1, 2**32 - 1),
+                          cache_type_k, cache_type_v, _int(parallel, "parallel", 1, 256), flash_attn, fetch, seconds)
+    return cast(EstimateReport, r)
 
 
 # -------------------------------------------------------------------------------------------- diff
@@ -645,4 +649,4 @@ def diff(a: PathLike, b: PathLike, *, values: bool = False, mmap: bool = True) -
 
     Returns the ``--json`` document as a dict (``identical`` is the command's exit code 0).
     Raises InvalidFileError, GGUFIOError."""
-    return _toolbox.diff(_path(a, "a"), _path(b, "b"), _bool(values, "values"), _bool(mmap, "mmap"))
+    return cast(DiffReport, _toolbox.diff(_path(a, "a"), _path(b, "b"), _bool(values, "values"), _bool(mmap, "mmap")))
