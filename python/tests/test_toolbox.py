@@ -266,6 +266,41 @@ def test_edit_wrong_python_types_raise_type_error(sample, tmp_path):
     assert not out.exists()
 
 
+def test_edit_of_a_split_set(minfer_cli, sample, tmp_path):
+    r = toolbox.split(sample, tmp_path / "s", max_size="60K")
+    first = r.parts[0].path
+    with pytest.raises(RequestError) as e:  # a lone part 1 would load only beside the others
+        toolbox.edit(first, tmp_path / "o.gguf", name="x")
+    assert e.value.code == "usage" and not (tmp_path / "o.gguf").exists()
+    assert cli(minfer_cli, "edit", first, "-o", tmp_path / "o.gguf", "--name", "x").returncode == 2
+    with pytest.raises(RequestError) as e:  # the split keys describe the set
+        toolbox.edit(first, in_place=True, set={"split.count": 5})
+    assert e.value.code == "bad_value_text"
+    others = [sha256(p.path) for p in r.parts[1:]]
+    (tmp_path / "cli").mkdir()
+    copy = [Path(shutil.copy(p.path, tmp_path / "cli")) for p in r.parts][0]
+    done = toolbox.edit(first, in_place=True, delete=["general.size_label"], name="x")
+    assert done.written and [sha256(p.path) for p in r.parts[1:]] == others
+    cli(minfer_cli, "edit", copy, "--in-place", "--delete", "general.size_label", "--name", "x", check=0)
+    assert Path(first).read_bytes() == copy.read_bytes()
+    assert toolbox.diff(first, sample)["summary"]["tensors_identical"] == 27
+
+
+def test_the_extension_module_refuses_wrong_types_itself():
+    from minfer import _toolbox
+
+    with pytest.raises(TypeError):
+        _toolbox.edit(1, 2, 3, 4, 5, 6, 7)
+    with pytest.raises(TypeError):
+        _toolbox.hash(b"x", "xxh64", True, None, False, [], 0)
+    with pytest.raises(TypeError):
+        _toolbox.split(b"x", b"p", -1, None, False, True, False)
+    with pytest.raises(TypeError):
+        _toolbox.estimate(b"x", None, 2048, 512, "f16", "f16", 1, "auto", None, "soon")
+    with pytest.raises(ValueError):
+        _toolbox.edit(b"x", b"", [("bogus", b"", b"", b"")], 0, False, True, False)
+
+
 # ---------------------------------------------------------------------------------- split and merge
 
 
