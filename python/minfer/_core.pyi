@@ -86,7 +86,12 @@ class Part:
     def complete(self) -> bool:
         """False for a remote file, of which only the head was fetched."""
 
-MetadataValue = Union[int, float, bool, str, np.ndarray, "StringArray"]
+class FileMapping:
+    """The bytes of an opened model: the ``base`` of every numpy array that views them, keeping
+    them mapped while any such array lives."""
+
+    @property
+    def path(self) -> str: ...
 
 class Metadata(Mapping[str, Any]):
     """Part 1's metadata, read-only, in file order. Values: int (u8…i64), float (f32, f64), bool,

@@ -16,7 +16,7 @@ All three derive from :class:`GGUFError`, so ``except minfer.GGUFError`` catches
 
 from __future__ import annotations
 
-from typing import Optional, Tuple
+from typing import Dict, Optional, Tuple
 
 __all__ = ["GGUFError", "InvalidFileError", "RequestError", "GGUFIOError"]
 
@@ -52,21 +52,21 @@ class GGUFError(Exception):
         super().__init__(message)
         self._set_fields(message, fields)
 
-    def _set_fields(self, message: str, fields: dict) -> None:
+    def _set_fields(self, message: str, fields: Dict[str, object]) -> None:
         self.message = message
-        self.code = str(fields.get("code", "unknown"))
-        self.file = fields.get("file")  # type: ignore[assignment]
-        self.section = str(fields.get("section", "file"))
-        self.offset = int(fields.get("offset", 0))  # type: ignore[arg-type]
-        self.subject = fields.get("subject")  # type: ignore[assignment]
-        self.expected = int(fields.get("expected", 0))  # type: ignore[arg-type]
-        self.found = int(fields.get("found", 0))  # type: ignore[arg-type]
-        self.index = fields.get("index")  # type: ignore[assignment]
-        self.item = fields.get("item")  # type: ignore[assignment]
-        self.part = fields.get("part")  # type: ignore[assignment]
-        self.n_parts = fields.get("n_parts")  # type: ignore[assignment]
-        self.detail = fields.get("detail")  # type: ignore[assignment]
-        self.exit_code = int(fields.get("exit_code", 1))  # type: ignore[arg-type]
+        self.code = _str(fields.get("code")) or "unknown"
+        self.file = _str(fields.get("file"))
+        self.section = _str(fields.get("section")) or "file"
+        self.offset = _int(fields.get("offset")) or 0
+        self.subject = _str(fields.get("subject"))
+        self.expected = _int(fields.get("expected")) or 0
+        self.found = _int(fields.get("found")) or 0
+        self.index = _int(fields.get("index"))
+        self.item = _int(fields.get("item"))
+        self.part = _int(fields.get("part"))
+        self.n_parts = _int(fields.get("n_parts"))
+        self.detail = _str(fields.get("detail"))
+        self.exit_code = _int(fields.get("exit_code")) or 1
 
     def __str__(self) -> str:
         return self.message
@@ -96,15 +96,23 @@ class GGUFIOError(GGUFError, OSError):
     """A file or URL could not be opened or read, memory ran out, or a transfer failed."""
 
     def __init__(self, message: str, **fields: object) -> None:
-        err = fields.get("errno")
+        err = _int(fields.get("errno"))
         if err:
-            OSError.__init__(self, int(err), message, fields.get("file"))  # type: ignore[arg-type]
+            OSError.__init__(self, err, message, _str(fields.get("file")))
         else:
             OSError.__init__(self, message)
         self._set_fields(message, fields)
 
 
-def _make(kind: str, message: str, fields: dict) -> GGUFError:
+def _int(v: object) -> Optional[int]:
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+def _str(v: object) -> Optional[str]:
+    return v if isinstance(v, str) else None
+
+
+def _make(kind: str, message: str, fields: Dict[str, object]) -> GGUFError:
     """Called by the extension modules: the exception for one library error."""
     cls = {"invalid": InvalidFileError, "request": RequestError, "io": GGUFIOError}.get(kind, GGUFError)
     return cls(message, **fields)

@@ -3,7 +3,7 @@
 //
 // Lifetime: a model_state owns the gguf::model (its mappings). Every Python object that reads it
 // (Model, Metadata, TensorMap, Tensor, StringArray, RawValue, Part) holds a shared_ptr to it, and
-// every numpy array that views its bytes has as base a `Mapping` object holding one more. So the
+// every numpy array that views its bytes has as base a `FileMapping` object holding one more. So the
 // bytes outlive every view, whatever the user does. Model.close() marks the state closed: the
 // accessors then raise ValueError, while arrays already handed out stay valid until they are
 // collected (the mapping goes with the last of them).

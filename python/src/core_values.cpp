@@ -122,7 +122,7 @@ py::object value_to_python(const state_ptr& s, const gguf::kv& e) {
 }
 
 void bind_values(py::module_& m) {
-    py::class_<mapping_owner>(m, "Mapping", "The bytes of an opened model, kept alive by every array that views them.")
+    py::class_<mapping_owner>(m, "FileMapping", "The bytes of an opened model, kept alive by every array that views them.")
         .def_property_readonly("path", [](const mapping_owner& o) { return file_text(o.state->path); })
         .def("__repr__", [](const mapping_owner& o) {
             return py::str("<minfer mapping of {!r}>").format(file_text(o.state->path));

@@ -81,7 +81,7 @@ def test_every_numeric_array_is_a_read_only_view_with_the_files_values(typed_mod
             assert a.dtype == np.dtype(NUMPY[vtype]), key
             assert a.tolist() == np.array(v, dtype=NUMPY[vtype]).tolist(), key
             assert not a.flags.writeable and not a.flags.owndata
-            assert isinstance(a.base, minfer._core.Mapping)
+            assert isinstance(a.base, minfer._core.FileMapping)
             with pytest.raises(ValueError):
                 a[...] = 0 if a.size else a
             raw = m.metadata.raw(key)
@@ -162,7 +162,7 @@ def test_tensor_attributes_and_zero_copy_bytes(typed_model):
         addr = lambda x: x.__array_interface__["data"][0]  # noqa: E731
         assert addr(b) - addr(a) == m.tensors["w.q8"].offset - t.offset
         assert addr(m.tensors["w.f32"].data) == addr(a)  # no copy on a second access
-        assert not a.flags.writeable and isinstance(a.base, minfer._core.Mapping)
+        assert not a.flags.writeable and isinstance(a.base, minfer._core.FileMapping)
         np.testing.assert_array_equal(t.to_numpy(), np.arange(12, dtype=np.float32).reshape(3, 4))
         f16 = m.tensors["w.f16"].to_numpy()
         np.testing.assert_array_equal(f16, np.linspace(-1, 1, 64).astype(np.float16).astype(np.float32))
