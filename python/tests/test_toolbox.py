@@ -800,3 +800,13 @@ def test_real_files_estimate_as_the_cli(minfer_cli, path):
             assert e.value.code == m.group(1).decode()
         return
     assert jsonish(toolbox.estimate(path, ctx=512)) == json.loads(res.stdout)
+
+
+def test_toolbox_stub_matches_the_module(tmp_path):
+    """mypy's stubtest: _toolbox.pyi names what the built extension has (skipped without mypy)."""
+    pytest.importorskip("mypy", reason="mypy (Debian's package mypy) is not installed: stub unchecked")
+    import sys
+
+    r = subprocess.run([sys.executable, "-m", "mypy.stubtest", "minfer._toolbox"], capture_output=True, text=True,
+                       env=dict(os.environ, MYPYPATH=""), cwd=str(tmp_path))
+    assert r.returncode == 0, r.stdout + r.stderr
