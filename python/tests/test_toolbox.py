@@ -379,10 +379,12 @@ def test_parse_size_matches_the_documented_examples():
     assert toolbox.parse_size("1.0009K") == 1000
 
 
-def test_merge_refusals(sample, tmp_path):
+def test_merge_refusals(minfer_cli, sample, tmp_path):
     with pytest.raises(InvalidFileError) as e:
         toolbox.merge(sample, tmp_path / "m.gguf")
     assert e.value.code == "split_bad_key"
+    res = cli(minfer_cli, "merge", sample, tmp_path / "m.gguf")
+    assert res.returncode == e.value.exit_code == 1 and b"[split_bad_key]" in res.stderr
     r = toolbox.split(sample, tmp_path / "s", max_size="60K")
     with pytest.raises(RequestError) as e:
         toolbox.merge(r.parts[0].path, r.parts[1].path, overwrite=True)
@@ -391,6 +393,8 @@ def test_merge_refusals(sample, tmp_path):
     with pytest.raises(GGUFIOError) as e:
         toolbox.merge(r.parts[0].path, tmp_path / "m.gguf")
     assert e.value.code == "split_part_missing" and e.value.exit_code == 3
+    res = cli(minfer_cli, "merge", r.parts[0].path, tmp_path / "m.gguf")
+    assert res.returncode == 3 and b"[split_part_missing]" in res.stderr
     assert not (tmp_path / "m.gguf").exists()
 
 
