@@ -517,15 +517,19 @@ def test_long_work_releases_the_gil(tmp_path, what):
     th = threading.Thread(target=tick)
     th.start()
     time.sleep(0.02)
-    t0 = time.monotonic()
-    call()
-    t1 = time.monotonic()
+    windows = []  # the calls, repeated until 0.3 s have passed (a release build is quick)
+    while sum(t1 - t0 for t0, t1 in windows) < 0.3 and len(windows) < 40:
+        if what == "split":
+            for f in tmp_path.glob("s-*"):
+                f.unlink()
+        t0 = time.monotonic()
+        call()
+        windows.append((t0, time.monotonic()))
     stop.set()
     th.join()
-    inside = [t for t in ticks if t0 + 0.005 < t < t1 - 0.005]
-    if t1 - t0 < 0.05:
-        pytest.skip(f"{what} took {t1 - t0:.3f} s: too short to observe")
-    assert len(inside) >= 3, (t1 - t0, len(inside))
+    margin = 0.002  # the Python around the C++ call, where a held GIL may be handed over anyway
+    inside = [t for t in ticks if any(t0 + margin < t < t1 - margin for t0, t1 in windows)]
+    assert len(inside) >= 3, (windows, len(inside))
 
 
 # ------------------------------------------------------------------------------------------- verify
