@@ -29,8 +29,8 @@ Writes go through the library's atomic writer: an output file holds nothing or t
 verifying, writing, comparing values) runs without the GIL.
 
 The files are read through a memory mapping: a file that another process truncates while it is
-read raises SIGBUS, as any mapped read does (``verify(..., mmap=False)`` and
-``diff(..., mmap=False)`` read into memory instead).
+read makes the kernel send SIGBUS, which kills the process, as with numpy's memmap
+(``verify(..., mmap=False)`` and ``diff(..., mmap=False)`` read the files into memory first).
 """
 
 from __future__ import annotations
@@ -46,7 +46,8 @@ from .types import ValueType
 
 __all__ = [
     "edit", "edit_recover", "split", "merge", "hash", "verify", "estimate", "diff", "parse_size",
-    "EditResult", "KeyChange", "SplitResult", "SplitPart", "MergeResult", "HashResult",
+    "EditResult", "KeyChange", "SplitResult", "SplitPart", "MergeResult", "MergeWarning", "HashResult",
+    "VerifyReport", "TensorReport", "Finding", "EstimateReport", "DeviceFigures", "DiffReport",
 ]
 
 PathLike = Union[str, "os.PathLike[str]", bytes]
