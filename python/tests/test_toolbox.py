@@ -30,9 +30,15 @@ from minfer.errors import GGUFError, GGUFIOError, InvalidFileError, RequestError
 # ------------------------------------------------------------------------------------------ helpers
 
 
+# The tool carries its own sanitizer runtime in an ASan build: the one preloaded into the
+# interpreter (python/tests/CMakeLists.txt) must not reach it.
+_TOOL_ENV = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
+
+
 def cli(minfer_cli, *args, check=None):
     """Run the minfer tool; returns the CompletedProcess (stdout/stderr as bytes)."""
-    r = subprocess.run([str(minfer_cli), *map(str, args)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    r = subprocess.run([str(minfer_cli), *map(str, args)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       env=_TOOL_ENV)
     if check is not None:
         assert r.returncode == check, (r.returncode, r.stderr.decode(errors="replace"))
     return r
