@@ -85,6 +85,9 @@ class Part:
     @property
     def complete(self) -> bool:
         """False for a remote file, of which only the head was fetched."""
+    @property
+    def data(self) -> npt.NDArray[np.uint8]:
+        """The whole file's bytes (a remote file's head), a read-only zero-copy view."""
 
 class FileMapping:
     """The bytes of an opened model: the ``base`` of every numpy array that views them, keeping
@@ -180,6 +183,9 @@ class Tensor:
     @property
     def part(self) -> int:
         """0-based index of the part (model.parts) whose file holds the tensor."""
+    @property
+    def info_offset(self) -> int:
+        """Absolute offset of the tensor's record in its part's tensor table."""
     @property
     def data(self) -> npt.NDArray[np.uint8]:
         """The tensor's bytes, a read-only zero-copy view of the file (1-D, n_bytes long).

@@ -200,6 +200,10 @@ void bind_model(py::module_& m) {
         .def_property_readonly("n_tensors", [](const part_object& p) { return live(p.state).model.parts()[p.index].view.tensors().size(); })
         .def_property_readonly("trailing_bytes", [](const part_object& p) { return live(p.state).model.parts()[p.index].trailing_bytes(); })
         .def_property_readonly("complete", [](const part_object& p) { return live(p.state).model.parts()[p.index].view.complete(); })
+        .def_property_readonly("data", [](const part_object& p) {
+            const std::span<const std::byte> bytes = live(p.state).model.parts()[p.index].view.bytes();
+            return view_of(p.state, bytes.data(), bytes.size(), py::dtype("u1"));
+        })
         .def("__repr__", [](const part_object& p) {
             if (!p.state || p.state->closed) return py::str("<minfer Part of a closed model>");
             return py::str("<minfer Part {} of {!r}>").format(p.index, file_text(p.state->model.parts()[p.index].path.string()));
@@ -265,6 +269,7 @@ void bind_model(py::module_& m) {
             return t.state->model.parts()[t.ref->part].view.data_offset() + i.offset;
         })
         .def_property_readonly("part", [](const tensor_object& t) { live(t.state); return t.ref->part; })
+        .def_property_readonly("info_offset", [](const tensor_object& t) { return info(t).info_offset; })
         .def_property_readonly("data", [](const tensor_object& t) {
             const std::span<const std::byte> bytes = tensor_bytes(t);
             return view_of(t.state, bytes.data(), bytes.size(), py::dtype("u1"));

@@ -156,6 +156,13 @@ def test_tensor_attributes_and_zero_copy_bytes(typed_model):
         assert t.n_dims == 2 and t.n_elements == 12 and t.n_bytes == 48 and t.part == 0
         assert t.strides == (4, 16, 48, 48)
         assert t.offset == part.data_offset + t.data_offset
+        whole = part.data
+        assert whole.tobytes() == data and not whole.flags.writeable
+        # the tensor table follows the metadata: the first record starts where the last entry ends
+        last = m.metadata.raw("a.str")
+        assert t.info_offset == last.value_offset + len(last.data)
+        assert data[t.info_offset:t.info_offset + 8 + 5] == G.gstr("w.f32")
+        assert m.tensors["w.f16"].info_offset == t.info_offset + len(G.tensor_info("w.f32", [4, 3], 0, 0))
         a, b = m.tensors["w.f32"].data, m.tensors["w.q8"].data
         assert a.tobytes() == data[t.offset:t.offset + 48]
         # both views point into one mapping, as far apart as the tensors are in the file
