@@ -824,3 +824,37 @@ def test_toolbox_stub_matches_the_module(tmp_path):
     r = subprocess.run([sys.executable, "-m", "mypy.stubtest", "minfer._toolbox"], capture_output=True, text=True,
                        env=dict(os.environ, MYPYPATH=""), cwd=str(tmp_path))
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_names_that_are_not_utf8_come_back_as_their_bytes(minfer_cli, tmp_path):
+    a = np.zeros(4, dtype="<f4")
+    a[1] = np.nan
+    src = write(tmp_path / "raw.gguf", gb.gguf([("general.architecture", gb.STRING, "llama"),
+                                                (b"k\xff", gb.STRING, b"v\xfe")],
+                                               [(b"t\xff", [4], 0, a.tobytes())]))
+    r = toolbox.verify(src)
+    name = r["tensor_reports"][0]["name"]
+    assert name.encode("utf-8", "surrogateescape") == b"t\xff"
+    doc = cli_json(minfer_cli, "verify", src, check=1)
+    assert bytes.fromhex(doc["tensor_reports"][0]["name_hex"]) == b"t\xff"
+    h = toolbox.hash(src, kinds=["sha256"])
+    assert h.text().encode("utf-8", "surrogateescape") == cli(minfer_cli, "hash", "--sha256", src, check=0).stdout
+    other = tmp_path / "other.gguf"
+    toolbox.edit(src, other, set={"k\udcff": "w"})  # the key as the file spells it (it keeps its type)
+    d = toolbox.diff(src, other)
+    assert d["metadata"][0]["key"].encode("utf-8", "surrogateescape") == b"k\xff"
+    assert d["metadata"][0]["a"]["value"].encode("utf-8", "surrogateescape") == b"v\xfe"
+    with pytest.raises(RequestError) as e:  # a new key must be valid UTF-8, as the tool requires
+        toolbox.edit(src, tmp_path / "o.gguf", set={"n\udcff": ("u8", 1)})
+    assert e.value.code == "bad_value_text"
+    with pytest.raises(RequestError) as e:  # and so must a string value
+        toolbox.edit(src, tmp_path / "o.gguf", set={"general.architecture": "x\udcff"})
+    assert e.value.code == "bad_value_text"
+
+
+def test_the_toolbox_is_minfers():
+    import minfer
+
+    for n in ("edit", "split", "merge", "hash", "verify", "estimate", "diff"):
+        assert getattr(minfer, n) is getattr(toolbox, n)
+        assert getattr(toolbox, n).__doc__ and len(getattr(toolbox, n).__doc__) > 200
