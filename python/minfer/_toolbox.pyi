@@ -1,0 +1,79 @@
+"""Type stubs of minfer._toolbox (python/src/toolbox_*.cpp): the minfer tool's commands over the C++
+libraries, taking plain values (paths and texts as bytes or str) and returning dicts. Use the
+documented wrappers in minfer.toolbox, which check and convert the arguments."""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+
+_Text = Union[str, bytes]
+
+def edit(
+    path: _Text,
+    output: _Text,
+    changes: Sequence[Tuple[str, _Text, _Text, _Text]],
+    reserve: int,
+    in_place: bool,
+    dry_run: bool,
+    overwrite: bool,
+) -> Dict[str, Any]:
+    """changes: (op, key, type name, text) in order; op one of "text" (a KEY[:TYPE]=VALUE text),
+    "set", "set_typed", "delete", "chat_template", "special_token", "name", "description".
+    output b"": none. Returns the fields of minfer.toolbox.EditResult (diff entries as dicts)."""
+
+def edit_recover(path: _Text) -> str:
+    """"nothing_to_do", "rolled_back" or "completed"."""
+
+def split(
+    path: _Text,
+    prefix: _Text,
+    max_tensors: Optional[int],
+    max_bytes: Optional[int],
+    no_tensor_first_split: bool,
+    dry_run: bool,
+    overwrite: bool,
+) -> Dict[str, Any]:
+    """The fields of minfer.toolbox.SplitResult (parts as dicts)."""
+
+def merge(path: _Text, output: _Text, dry_run: bool, overwrite: bool) -> Dict[str, Any]:
+    """The fields of minfer.toolbox.MergeResult (warnings as dicts)."""
+
+def hash(
+    path: _Text,
+    kinds: List[str],
+    per_tensor: bool,
+    manifest: Optional[_Text],
+    file_sha256: bool,
+    expect: List[str],
+    threads: int,
+) -> Dict[str, Any]:
+    """kinds: "xxh64", "xxh3", "sha1", "sha256", "uuid" (empty: xxh64, or the manifest's
+    strongest). The fields of minfer.toolbox.HashResult."""
+
+def verify(
+    path: _Text,
+    values: bool,
+    max_examples: int,
+    threads: int,
+    manifest: Optional[_Text],
+    file_sha256: List[str],
+    mmap: bool,
+) -> Dict[str, Any]:
+    """minfer verify --json's document."""
+
+def diff(a: _Text, b: _Text, values: bool, mmap: bool) -> Dict[str, Any]:
+    """minfer diff --json's document."""
+
+def estimate(
+    location: _Text,
+    ctx: Optional[int],
+    batch: int,
+    ubatch: int,
+    cache_type_k: str,
+    cache_type_v: str,
+    parallel: int,
+    flash_attn: str,
+    max_fetch: Optional[int],
+    timeout: Optional[float],
+) -> Dict[str, Any]:
+    """minfer estimate --json's document."""

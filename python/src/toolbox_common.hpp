@@ -1,0 +1,65 @@
+#pragma once
+// Shared glue of minfer._toolbox (toolbox_*.cpp): opening a model for a command the way the minfer
+// tool does, usage errors as Python exceptions, values of metadata records as Python objects.
+// Everything here runs with the GIL held unless a function says otherwise.
+#include <pybind11/pybind11.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "minfer/gguf/error.hpp"
+#include "minfer/gguf/model.hpp"
+#include "minfer/gguf/value.hpp"
+#include "py_error.hpp"
+
+namespace minfer::python::toolbox {
+
+namespace py = pybind11;
+
+/// A request the minfer tool refuses as a usage error (exit 2) that has no library code: an output
+/// that exists, an output that is the input, an argument out of range. Raised as
+/// minfer.errors.RequestError with code "usage" and exit_code 2.
+[[noreturn]] void raise_usage(const std::string& message, const std::string& file = {});
+
+/// raise_error(e), with the exception's exit_code set to `exit_code` (the command's own code for
+/// this case: hash --check's 4, 5 and 8, estimate's 2 for options llama.cpp refuses).
+[[noreturn]] void raise_error_exit(const gguf::error& e, int exit_code);
+
+/// raise_error(e) as the exception class of `kind` ("invalid", "request", "io") whatever its code,
+/// with that exit_code.
+[[noreturn]] void raise_error_as(const gguf::error& e, const char* kind, int exit_code);
+
+/// Open a local model (a file, or part 1 of a split set) without the GIL, as the commands that read
+/// tensor data do: a URL is refused (bad_value_text: download it first). Raises the open error.
+gguf::model open_local(const std::string& path, bool mmap);
+
+/// The 0-based part of `m` that `path` is (same device and inode), if any: another spelling of a
+/// path, a symbolic or a hard link are caught.
+std::optional<std::size_t> part_of(const gguf::model& m, const std::filesystem::path& path);
+
+/// A scalar or string record as a Python value (int, float, bool, str); None for an array.
+py::object scalar_value(const gguf::kv& e);
+
+/// Item i of an array record as a Python value; None past the end.
+py::object array_item(const gguf::kv& e, std::uint64_t i);
+
+/// The type as `minfer diff` shows it: "u32", "string", "array[u32]".
+std::string type_text(const gguf::kv& e);
+
+/// f() run without the GIL (f must touch no Python object), its value returned.
+template <class F>
+auto without_gil(F&& f) {
+    py::gil_scoped_release unlocked;
+    return f();
+}
+
+/// A byte string from a file (a key, a tensor name) as str (surrogateescape).
+inline py::str text(std::string_view bytes) { return file_text(bytes); }
+
+void register_write(py::module_& m);
+void register_check(py::module_& m);
+
+}  // namespace minfer::python::toolbox

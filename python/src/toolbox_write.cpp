@@ -1,0 +1,463 @@
+// minfer._toolbox: edit, edit_recover, split, merge — the minfer tool's commands of the same names
+// (cli/cmd/edit.cpp, split.cpp, merge.cpp) over minfer::gguf_write, with the same checks in the same
+// order and the same refusals. Every write is the library's atomic write (an output holds nothing or
+// the complete file); a split that fails removes the parts it wrote. Long work runs without the GIL.
+#include <pybind11/stl.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "minfer/gguf/text.hpp"
+#include "minfer/gguf_write/in_place.hpp"
+#include "minfer/gguf_write/merge.hpp"
+#include "minfer/gguf_write/metadata_edit.hpp"
+#include "minfer/gguf_write/model_source.hpp"
+#include "minfer/gguf_write/rewrite.hpp"
+#include "minfer/gguf_write/split_plan.hpp"
+#include "toolbox_common.hpp"
+
+namespace minfer::python::toolbox {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string quoted_path(const std::string& p) { return std::string("'").append(gguf::escape(p)).append("'"); }
+
+// One side of a diff entry: {"type", "value"} for a scalar or string; {"type": "array",
+// "element_type", "count"} for an array.
+py::dict side(const gguf::kv& e) {
+    py::dict d;
+    d["type"] = std::string(gguf::to_string(e.type));
+    if (e.is_array()) {
+        d["element_type"] = std::string(gguf::to_string(e.element_type));
+        d["count"] = e.count;
+    } else {
+        d["value"] = scalar_value(e);
+    }
+    return d;
+}
+
+py::list diff_list(const gguf::metadata_edit_plan& plan) {
+    py::list out;
+    for (const gguf::metadata_diff_entry& d : plan.diff) {
+        py::dict entry;
+        entry["key"] = text(d.key);
+        if (d.before == nullptr) {
+            entry["change"] = "added";
+        } else if (!d.after) {
+            entry["change"] = "removed";
+        } else {
+            entry["change"] = "changed";
+        }
+        entry["before"] = d.before == nullptr ? py::object(py::none()) : py::object(side(*d.before));
+        entry["after"] = d.after ? py::object(side(d.after->view(d.key))) : py::object(py::none());
+        out.append(std::move(entry));
+    }
+    return out;
+}
+
+std::vector<gguf::tensor_ref> part_tensors(const gguf::model& m, std::uint32_t part) {
+    std::vector<gguf::tensor_ref> t;
+    for (const gguf::tensor_ref& r : m.tensors())
+        if (r.part == part) t.push_back(r);
+    return t;
+}
+
+gguf::result<gguf::in_place_edit> plan_in_place(const gguf::model& m, const gguf::metadata_edit_plan& plan) {
+    auto src = gguf::model_source::open(m);
+    if (!src) return gguf::unexpected(std::move(src).error());
+    const std::vector<gguf::tensor_ref> tensors = part_tensors(m, 0);
+    auto w = gguf::rewrite(m, *src, plan.changes, tensors);
+    if (!w) return gguf::unexpected(std::move(w).error());
+    return gguf::plan_in_place(m, 0, *w);
+}
+
+// Whether an in-place edit would fit, into `r` (a dry run's verdict).
+void in_place_verdict(const gguf::model& m, const gguf::metadata_edit_plan& plan, py::dict& r) {
+    const gguf::result<gguf::in_place_edit> e = without_gil([&] { return plan_in_place(m, plan); });
+    r["in_place_fits"] = e.has_value();
+    if (e) {
+        r["in_place_padding"] = e->padding_bytes;
+        r["in_place_missing"] = 0;
+        r["in_place_error"] = py::none();
+        return;
+    }
+    const gguf::error& err = e.error();
+    r["in_place_padding"] = 0;
+    r["in_place_missing"] = err.code == gguf::errc::no_room_in_place ? err.found - err.expected : 0;
+    r["in_place_error"] = std::string(gguf::to_string(err.code));
+}
+
+void refuse_journal(const fs::path& p) {
+    std::error_code ec;
+    const fs::path journal = gguf::undo_journal_path(p);
+    if (!fs::exists(journal, ec)) return;
+    gguf::error e;
+    e.code = gguf::errc::journal_present;
+    e.file = journal.string();
+    raise_error(e);
+}
+
+// A change as the wrapper passes it: (op, key, type name, text).
+gguf::metadata_edit to_edit(const std::string& op, const std::string& key, const std::string& type,
+                            const std::string& value) {
+    if (op == "text") return unwrap(gguf::parse_set_text(value));
+    if (op == "set") return gguf::metadata_edit::set(key, value);
+    if (op == "set_typed") {
+        const auto t = gguf::value_type_from_name(type);
+        if (!t) {
+            gguf::error e;
+            e.code = gguf::errc::bad_value_text;
+            e.where = gguf::section::access;
+            e.subject = key;
+            e.detail = std::string("unknown type '").append(gguf::escape(type)).append("'; the types are ").append(
+                gguf::value_type_names());
+            raise_error(e);
+        }
+        return gguf::metadata_edit::set_typed(key, *t, value);
+    }
+    if (op == "delete") return gguf::metadata_edit::erase(key);
+    if (op == "chat_template") return gguf::metadata_edit::chat_template(value);
+    if (op == "special_token") return gguf::metadata_edit::special_token(key, value);
+    if (op == "name") return gguf::metadata_edit::name(value);
+    if (op == "description") return gguf::metadata_edit::description(value);
+    throw py::value_error(std::string("unknown change '") + op + "'");
+}
+
+py::dict edit(const std::string& path, const std::string& output,
+              const std::vector<std::tuple<std::string, std::string, std::string, std::string>>& changes,
+              std::uint64_t reserve, bool in_place, bool dry_run, bool overwrite) {
+    std::vector<gguf::metadata_edit> edits;
+    for (const auto& [op, key, type, value] : changes) edits.push_back(to_edit(op, key, type, value));
+    if (edits.empty())
+        raise_usage("no change given: use set, delete, chat_template, special_tokens, name or description");
+    if (!in_place && output.empty() && !dry_run)
+        raise_usage("no output given: write a new file (output=...), or edit the model itself with in_place=True");
+
+    refuse_journal(fs::path(path));
+    gguf::model m = open_local(path, true);
+    const std::size_t n_parts = m.parts().size();
+    for (const gguf::model_part& p : m.parts()) refuse_journal(p.path);
+
+    if (!output.empty()) {
+        const std::optional<std::size_t> out_part = part_of(m, output);
+        if (in_place) {
+            if (out_part != std::size_t{0})
+                raise_usage(std::string("in_place edits ") + quoted_path(path) + " itself; output must be None or name that file",
+                            output);
+        } else {
+            if (out_part)
+                raise_usage(std::string("the output ") + quoted_path(output) + " is the input model" +
+                                (n_parts > 1 ? " (one of its split parts)" : "") +
+                                ": a rewrite never replaces its input; write another file, or edit this one in place",
+                            output);
+            if (n_parts > 1)
+                raise_usage(quoted_path(path) + " is part 1 of a split set of " + std::to_string(n_parts) +
+                                " parts; an output file would be a lone part 1 that loads only beside the other parts. "
+                                "Edit the set in place (part 1 holds the metadata), or merge it first",
+                            path);
+            std::error_code ec;
+            if (fs::exists(output, ec) && !overwrite)
+                raise_usage(std::string("the output ") + quoted_path(output) + " exists; pass overwrite=True to replace it", output);
+        }
+    }
+    if (reserve > 0 && in_place)
+        raise_usage("reserve leaves room in a new file (output); an in-place edit keeps the room the file has");
+    if (reserve > (std::uint64_t{1} << 30)) raise_usage("reserve: at most 1 GiB of room");
+
+    gguf::metadata_edit_options options;
+    options.drop_padding = !in_place;
+    gguf::metadata_edit_plan plan = unwrap(gguf::plan_metadata_edit(m, edits, options));
+    if (reserve > 0) {
+        std::vector<std::byte> value(12 + static_cast<std::size_t>(reserve));  // u8 tag, u64 count, zeros
+        const std::uint64_t count = reserve;
+        std::memcpy(value.data() + 4, &count, 8);
+        plan.changes.push_back(gguf::metadata_change::set_encoded(std::string(gguf::in_place_padding_key),
+                                                                  gguf::value_type::array, std::move(value)));
+    }
+
+    py::dict r;
+    r["path"] = text(path);
+    r["output"] = output.empty() ? py::object(py::none()) : py::object(text(output));
+    r["diff"] = diff_list(plan);  // rendered now: the old values view the mapping an in-place edit rewrites
+    py::list warnings;
+    for (const std::string& w : plan.warnings) warnings.append(text(w));
+    r["warnings"] = warnings;
+    r["reserve"] = reserve;
+    r["dry_run"] = dry_run;
+    r["in_place"] = in_place;
+    r["written"] = false;
+    r["file_size"] = py::none();
+    r["n_tensors"] = m.tensors().size();
+    r["head_bytes"] = py::none();
+    r["in_place_padding"] = py::none();
+
+    if (dry_run) {
+        if (in_place) {
+            in_place_verdict(m, plan, r);
+        } else {
+            const gguf::metadata_edit_plan in_place_plan =
+                unwrap(gguf::plan_metadata_edit(m, edits, gguf::metadata_edit_options{false}));
+            in_place_verdict(m, in_place_plan, r);
+        }
+        return r;
+    }
+
+    if (in_place) {
+        gguf::result<void> done;
+        const gguf::result<gguf::in_place_edit> e = without_gil([&] {
+            auto planned = plan_in_place(m, plan);
+            if (planned) done = gguf::apply_in_place(*planned);
+            return planned;
+        });
+        if (!e) raise_error(e.error());
+        if (!done) raise_error(done.error());
+        r["written"] = true;
+        r["output"] = text(e->file.string());
+        r["file_size"] = e->file_size;
+        r["head_bytes"] = e->new_head.size();
+        r["in_place_padding"] = e->padding_bytes;
+        return r;
+    }
+
+    gguf::result<void> written;
+    {
+        py::gil_scoped_release unlocked;
+        auto src = gguf::model_source::open(m);
+        if (!src) {
+            written = gguf::unexpected(std::move(src).error());
+        } else {
+            auto w = gguf::rewrite(m, *src, plan.changes, m.tensors());
+            if (!w) {
+                written = gguf::unexpected(std::move(w).error());
+            } else {
+                gguf::write_options wo;
+                wo.file.replace_existing = overwrite;  // without it the kernel refuses an output that appeared
+                written = w->write(fs::path(output), wo);
+            }
+        }
+    }
+    if (!written) {
+        const gguf::error& e = written.error();
+        if (e.code == gguf::errc::io_error && e.sys_errno == EEXIST && !overwrite)
+            raise_usage(std::string("the output ") + quoted_path(output) + " exists; pass overwrite=True to replace it", output);
+        raise_error(e);
+    }
+    std::error_code ec;
+    const auto size = fs::file_size(fs::path(output), ec);
+    r["written"] = true;
+    r["file_size"] = ec ? py::object(py::none()) : py::object(py::int_(size));
+    return r;
+}
+
+std::string edit_recover(const std::string& path) {
+    switch (unwrap(without_gil([&] { return gguf::recover_in_place(fs::path(path)); }))) {
+        case gguf::recovery::nothing_to_do: return "nothing_to_do";
+        case gguf::recovery::rolled_back: return "rolled_back";
+        case gguf::recovery::completed: return "completed";
+    }
+    return "nothing_to_do";
+}
+
+py::dict split(const std::string& path, const std::string& prefix, std::optional<std::uint64_t> max_tensors,
+               std::optional<std::uint64_t> max_bytes, bool no_tensor_first_split, bool dry_run, bool overwrite) {
+    gguf::split_options so;
+    so.no_tensor_first_split = no_tensor_first_split;
+    if (max_tensors && max_bytes) raise_usage("max_tensors and max_size cannot both be given");
+    if (max_tensors && *max_tensors == 0) raise_usage("max_tensors must be at least 1");
+    if (max_bytes && *max_bytes == 0) raise_usage("max_size must be at least 1 byte");
+    so.max_tensors = max_tensors;
+    so.max_bytes = max_bytes;
+    if (prefix.empty()) raise_usage("the output prefix is empty");
+
+    gguf::model m = open_local(path, true);
+    const gguf::result<gguf::split_plan> made = without_gil([&] { return gguf::split_plan::make(m, so); });
+    if (!made) {
+        if (made.error().code == gguf::errc::too_many_parts) raise_error_exit(made.error(), 2);
+        raise_error(made.error());
+    }
+    const gguf::split_plan& plan = *made;
+
+    std::vector<std::string> names;
+    for (std::uint32_t i = 0; i < plan.part_count(); ++i) names.push_back(plan.part_name(prefix, i));
+    for (const std::string& n : names) {
+        if (part_of(m, n))
+            raise_usage(gguf::escape(n) + " is a file of the input model; split never writes over its input", n);
+        std::error_code ec;
+        const auto status = fs::symlink_status(n, ec);
+        if (!overwrite && !ec && status.type() != fs::file_type::not_found)
+            raise_usage(gguf::escape(n) + " already exists (pass overwrite=True to replace it)", n);
+    }
+
+    py::dict r;
+    py::list parts, warnings;
+    for (std::uint32_t i = 0; i < plan.part_count(); ++i) {
+        const gguf::split_part& p = plan.parts()[i];
+        const auto ts = plan.tensors_of(m, i);
+        py::dict d;
+        d["part"] = i + 1;
+        d["path"] = text(names[i]);
+        d["n_tensors"] = p.count;
+        d["file_size"] = p.file_size;
+        d["tensor_bytes"] = p.tensor_bytes;
+        d["first_tensor"] = ts.empty() ? py::object(py::none()) : py::object(text(ts.front().info->name));
+        d["last_tensor"] = ts.empty() ? py::object(py::none()) : py::object(text(ts.back().info->name));
+        d["oversized"] = p.oversized;
+        parts.append(std::move(d));
+        if (p.oversized) {
+            std::string why;
+            if (p.count == 0) {
+                why = "the metadata alone does not fit";
+            } else {
+                why = std::string("tensor '").append(gguf::escape(ts.front().info->name)).append("' does not fit");
+                if (i == 0) why += " with the metadata";
+            }
+            warnings.append(std::string("part ")
+                                .append(std::to_string(i + 1))
+                                .append(" (")
+                                .append(gguf::escape(names[i]))
+                                .append(") is ")
+                                .append(std::to_string(p.file_size))
+                                .append(" bytes, over the max_size limit of ")
+                                .append(std::to_string(plan.max_bytes().value_or(0)))
+                                .append(" bytes: ")
+                                .append(why));
+        }
+    }
+    r["path"] = text(path);
+    r["prefix"] = text(prefix);
+    r["parts"] = parts;
+    r["n_tensors"] = plan.tensor_count();
+    r["total_bytes"] = plan.total_bytes();
+    r["max_size"] = max_bytes ? py::object(py::int_(*max_bytes)) : py::object(py::none());
+    r["max_tensors"] = max_bytes && !max_tensors ? py::object(py::none())
+                                                 : py::object(py::int_(max_tensors.value_or(gguf::default_split_max_tensors)));
+    r["no_tensor_first_split"] = no_tensor_first_split;
+    r["warnings"] = warnings;
+    r["dry_run"] = dry_run;
+    r["written"] = false;
+    if (dry_run) return r;
+
+    // Part 1 last (a set is opened through part 1: none is visible before all of it exists); a
+    // failure removes the parts this call wrote.
+    std::optional<gguf::error> failure;
+    std::uint32_t failed_part = 0;
+    std::vector<std::string> written;
+    {
+        py::gil_scoped_release unlocked;
+        auto src = gguf::model_source::open(m);
+        if (!src) {
+            failure = src.error();
+        } else {
+            const std::uint32_t n_parts = plan.part_count();
+            if (overwrite && n_parts > 1) {
+                std::error_code ec;
+                fs::remove(names[0], ec);
+            }
+            for (std::uint32_t k = 0; k < n_parts && !failure; ++k) {
+                const std::uint32_t i = n_parts > 1 ? (k + 1) % n_parts : 0;  // 2, 3, …, N, then 1
+                gguf::write_options wo;
+                wo.file.replace_existing = overwrite;
+                auto w = plan.part_writer(m, *src, i);
+                gguf::result<void> res = w ? w->write(names[i], wo) : gguf::result<void>(gguf::unexpected(w.error()));
+                if (!res) {
+                    failure = res.error();
+                    failed_part = i;
+                } else {
+                    written.push_back(names[i]);
+                }
+            }
+            if (failure)
+                for (const std::string& p : written) {
+                    std::error_code ec;
+                    fs::remove(p, ec);
+                }
+        }
+    }
+    if (failure) {
+        if (failure->code == gguf::errc::io_error && failure->sys_errno == EEXIST && !overwrite)
+            raise_usage(gguf::escape(names[failed_part]) + " already exists (pass overwrite=True to replace it)",
+                        names[failed_part]);
+        raise_error(*failure);
+    }
+    r["written"] = true;
+    return r;
+}
+
+py::dict merge(const std::string& path, const std::string& output, bool dry_run, bool overwrite) {
+    gguf::model m = open_local(path, true);
+    auto warned = gguf::check_merge(m);
+    if (!warned) raise_error(warned.error());
+    if (const auto part = part_of(m, output))
+        raise_usage(gguf::escape(output) + " is part " + std::to_string(*part + 1) +
+                        " of the input set; merge never writes over its input",
+                    output);
+    std::error_code ec;
+    const auto status = fs::symlink_status(output, ec);
+    if (!overwrite && !ec && status.type() != fs::file_type::not_found)
+        raise_usage(gguf::escape(output) + " already exists (pass overwrite=True to replace it)", output);
+
+    py::dict r;
+    py::list warnings;
+    for (const gguf::merge_warning& w : *warned) {
+        py::dict d;
+        d["part"] = w.part;
+        d["key"] = text(w.key);
+        d["message"] = std::string("part ")
+                           .append(std::to_string(w.part))
+                           .append(" has key '")
+                           .append(gguf::escape(w.key))
+                           .append("', which the merged file drops (it keeps part 1's metadata)");
+        warnings.append(std::move(d));
+    }
+    gguf::result<void> written;
+    const gguf::result<gguf::plan> planned = without_gil([&]() -> gguf::result<gguf::plan> {
+        auto src = gguf::model_source::open(m);
+        if (!src) return gguf::unexpected(std::move(src).error());
+        auto w = gguf::merge_writer(m, *src);
+        if (!w) return gguf::unexpected(std::move(w).error());
+        auto made = w->make_plan();
+        if (made && !dry_run) {
+            gguf::write_options wo;
+            wo.file.replace_existing = overwrite;
+            written = w->write(output, wo);
+        }
+        return made;
+    });
+    if (!planned) raise_error(planned.error());
+    if (!written) {
+        const gguf::error& e = written.error();
+        if (e.code == gguf::errc::io_error && e.sys_errno == EEXIST && !overwrite)
+            raise_usage(gguf::escape(output) + " already exists (pass overwrite=True to replace it)", output);
+        raise_error(e);
+    }
+    r["path"] = text(path);
+    r["output"] = text(output);
+    r["n_tensors"] = planned->tensor_count();
+    r["n_parts"] = m.parts().size();
+    r["file_size"] = planned->file_size();
+    r["warnings"] = warnings;
+    r["dry_run"] = dry_run;
+    r["written"] = !dry_run;
+    return r;
+}
+
+}  // namespace
+
+void register_write(py::module_& m) {
+    m.def("edit", &edit, py::arg("path"), py::arg("output"), py::arg("changes"), py::arg("reserve"),
+          py::arg("in_place"), py::arg("dry_run"), py::arg("overwrite"),
+          "Edit a model's metadata (minfer edit). changes: (op, key, type, text) tuples in order.");
+    m.def("edit_recover", &edit_recover, py::arg("path"),
+          "Resolve an interrupted in-place edit (minfer edit --recover): 'nothing_to_do', 'rolled_back' or 'completed'.");
+    m.def("split", &split, py::arg("path"), py::arg("prefix"), py::arg("max_tensors"), py::arg("max_bytes"),
+          py::arg("no_tensor_first_split"), py::arg("dry_run"), py::arg("overwrite"), "Split a model (minfer split).");
+    m.def("merge", &merge, py::arg("path"), py::arg("output"), py::arg("dry_run"), py::arg("overwrite"),
+          "Merge a split set (minfer merge).");
+}
+
+}  // namespace minfer::python::toolbox
