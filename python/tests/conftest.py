@@ -16,6 +16,20 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
+# Under the asan preset, ctest preloads the sanitizer runtime into this (uninstrumented) interpreter.
+# The tools the tests run are instrumented themselves and refuse a second runtime, so the preload
+# is taken out of the environment children inherit; python_env() puts it back for a child Python
+# that imports the module.
+_PRELOAD = os.environ.pop("LD_PRELOAD", None)
+
+
+def python_env(**extra: str) -> dict:
+    """The environment for a child Python process that imports minfer."""
+    env = dict(os.environ, **extra)
+    if _PRELOAD:
+        env["LD_PRELOAD"] = _PRELOAD
+    return env
+
 
 def _tool(var: str, rel: str) -> Path:
     if os.environ.get(var):

@@ -26,7 +26,7 @@ import numpy as np
 import pytest
 
 import gguf_bytes as gb
-from conftest import real_files, reference_rows
+from conftest import python_env, real_files, reference_rows
 
 from minfer import errors
 from minfer import gguf_compat as gguf
@@ -888,7 +888,7 @@ def gguf_py_script(name: str) -> Path:
 def run_script(tmp_path: Path, mode: str, script: Path, *args: str) -> Tuple[int, str]:
     runner = tmp_path / "runner.py"
     runner.write_text(RUNNER)
-    env = dict(os.environ, NO_LOCAL_GGUF="1")
+    env = python_env(NO_LOCAL_GGUF="1")
     out = subprocess.run([sys.executable, str(runner), mode, os.environ["MINFER_GGUF_PY"], str(script), *args],
                          capture_output=True, text=True, env=env, timeout=120)
     return out.returncode, out.stdout + out.stderr

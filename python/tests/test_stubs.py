@@ -10,6 +10,9 @@ from pathlib import Path
 
 import pytest
 
+sys.path.insert(0, str(Path(__file__).parent))
+from conftest import python_env  # noqa: E402
+
 HERE = Path(__file__).parent
 
 
@@ -17,9 +20,14 @@ def stubtest(module: str, cwd: Path) -> subprocess.CompletedProcess:
     pytest.importorskip("mypy", reason="mypy (Debian's package mypy) is not installed: stubs unchecked")
     return subprocess.run([sys.executable, "-m", "mypy.stubtest", module, "--allowlist",
                            str(HERE / "stubtest-allowlist.txt"), "--ignore-unused-allowlist"],
-                          capture_output=True, text=True, env=dict(os.environ, MYPYPATH=""), cwd=str(cwd))  # not python/: its sources would shadow the built module
+                          capture_output=True, text=True, env=python_env(MYPYPATH=""), cwd=str(cwd))  # not python/: its sources would shadow the built module
 
 
 def test_core_stub_matches_the_module(tmp_path):
     r = stubtest("minfer._core", tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_toolbox_stub_matches_the_module(tmp_path):
+    r = stubtest("minfer._toolbox", tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
