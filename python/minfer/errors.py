@@ -25,7 +25,10 @@ class GGUFError(Exception):
     """A minfer library error. ``str(e)`` is the message the ``minfer`` command prints."""
 
     code: str
-    """The error code's name, as in docs/ERRORS.md: ``"bad_magic"``, ``"data_truncated"``, …"""
+    """The error code's name, as in docs/ERRORS.md: ``"bad_magic"``, ``"data_truncated"``, …; two
+    codes belong to the toolbox functions alone (docs/PYTHON.md): ``"usage"`` (a request the
+    command line would refuse: the output exists, the output is the input, a bad argument value;
+    exit_code 2) and ``"manifest_no_known_hash"`` (a manifest without a line of a known hash type)."""
     message: str
     file: Optional[str]
     """The file (or URL, or part of a split set) the error is about; None when none."""
@@ -34,7 +37,8 @@ class GGUFError(Exception):
     offset: int
     """Absolute byte offset of the offending field in ``file``."""
     subject: Optional[str]
-    """The key or tensor name concerned (as text; undecodable bytes are escaped); None when none."""
+    """The key or tensor name concerned; bytes that are not UTF-8 come as lone surrogates
+    (``subject.encode("utf-8", "surrogateescape")`` gives them back); None when none."""
     expected: int
     found: int
     index: Optional[int]
