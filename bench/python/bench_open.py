@@ -204,11 +204,13 @@ def run(a) -> int:
                 x = np.empty(n, np.float32)
                 x[::1024] = 0
             fault, _ = timed(fresh_pages, r)
+            buf = np.empty(t.n_elements, np.float32)
             for threads in (0, 1):
                 py, _ = timed(lambda: t.to_numpy(threads=threads), r)
+                py_out, _ = timed(lambda: t.to_numpy(threads=threads, out=buf), r)
                 cpp, _, n = ref(a.ref, "dequant", a.model, name, r, threads)
                 assert n == t.n_elements
-                deq.append((name, t.type.name, n, threads, py, cpp, fault))
+                deq.append((name, t.type.name, n, threads, py, cpp, fault, py_out))
 
     # ... and on tensors of random bytes (the fixture's data are holes: zeros), 16 Mi values each
     with tempfile.TemporaryDirectory() as d:
@@ -223,10 +225,12 @@ def run(a) -> int:
                     x = np.empty(n, np.float32)
                     x[::1024] = 0
                 fault, _ = timed(fresh_pages, r)
+                buf = np.empty(t.n_elements, np.float32)
                 for threads in (0, 1):
                     py, _ = timed(lambda: t.to_numpy(threads=threads), r)
+                    py_out, _ = timed(lambda: t.to_numpy(threads=threads, out=buf), r)
                     cpp, _, n = ref(a.ref, "dequant", rnd_path, name, r, threads)
-                    deq.append((name, t.type.name, n, threads, py, cpp, fault))
+                    deq.append((name, t.type.name, n, threads, py, cpp, fault, py_out))
 
     # gguf-py on the same file, when a checkout is given
     gguf_py = None
@@ -259,10 +263,11 @@ def run(a) -> int:
           "Qwen2.5-0.5B-Instruct Q4_0, this machine")
     print()
     print(f"{'to_numpy':26} {'type':6} {'values':>10} {'thr':>3} {'to_numpy':>11} {'C++':>11} "
-          f"{'py/C++':>7} {'new pages':>11} {'py/(C++ + pages)':>16} {'Gvalues/s':>9}")
-    for name, ty, n, threads, py, cpp, fault in deq:
+          f"{'py/C++':>7} {'new pages':>11} {'py/(C++ + pages)':>16} {'Gvalues/s':>9} {'out=':>11} {'out=/C++':>8}")
+    for name, ty, n, threads, py, cpp, fault, py_out in deq:
         print(f"{name:26} {ty:6} {n:>10} {threads:>3} {fmt_s(py):>11} {fmt_s(cpp):>11} {py / cpp:>7.2f} "
-              f"{fmt_s(fault):>11} {py / (cpp + fault):>16.2f} {n / py / 1e9:>9.2f}")
+              f"{fmt_s(fault):>11} {py / (cpp + fault):>16.2f} {n / py / 1e9:>9.2f} {fmt_s(py_out):>11} "
+              f"{py_out / cpp:>8.2f}")
     print("  (C++: into one buffer, reused; new pages: np.empty of the same size touched once per 4 KiB,"
           " what any new array costs)")
     print()
@@ -276,10 +281,12 @@ def run(a) -> int:
         print(f"  gguf-py measured / minfer.open       {gguf_py / py_open:8.0f}x")
     print(f"  open + to_list / (C++ open + walk + CPython floor) {py_list / (cpp_open + cpp_walk + floor):5.2f}x")
     if deq:
-        worst = max(py / cpp for *_, py, cpp, _f in deq)
-        worst_pages = max(py / (cpp + f) for *_, py, cpp, f in deq)
+        worst = max(py / cpp for *_, py, cpp, _f, _o in deq)
+        worst_pages = max(py / (cpp + f) for *_, py, cpp, f, _o in deq)
+        worst_out = max(o / cpp for *_, cpp, _f, o in deq)
         print(f"  to_numpy / C++ dequantize (worst)    {worst:8.2f}x   [~1x]")
         print(f"  to_numpy / (C++ + new pages) (worst) {worst_pages:8.2f}x")
+        print(f"  to_numpy(out=) / C++ (worst)         {worst_out:8.2f}x   [~1x: same buffer reused]")
     return 0
 
 

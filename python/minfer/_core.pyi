@@ -190,15 +190,20 @@ class Tensor:
     def data(self) -> npt.NDArray[np.uint8]:
         """The tensor's bytes, a read-only zero-copy view of the file (1-D, n_bytes long).
         ValueError for a remote model (its data is not fetched)."""
-    def to_numpy(self, dtype: npt.DTypeLike = np.float32, *, threads: int = 0) -> np.ndarray:
+    def to_numpy(self, dtype: npt.DTypeLike = np.float32, *, threads: int = 0,
+                 out: Optional[npt.NDArray[np.float32]] = None) -> np.ndarray:
         """The values as a new array of numpy_shape, converted to f32 bit for bit as ggml does
         (then to `dtype`: float32, float64 or float16), on `threads` threads (0: as many as there
         are cores, for large tensors), without the GIL. RequestError type_not_convertible for a
-        type without a conversion (q8_1, i64)."""
+        type without a conversion (q8_1, i64). ``out``: a float32, C-contiguous, writable array of
+        n_elements values (any shape) to convert into and return, instead of a new array (reusing
+        one buffer for many tensors spares the new pages' cost)."""
 
-def dequantize(data: Any, type: Union[int, TensorType], *, threads: int = 0) -> npt.NDArray[np.float32]:
+def dequantize(data: Any, type: Union[int, TensorType], *, threads: int = 0,
+               out: Optional[npt.NDArray[np.float32]] = None) -> npt.NDArray[np.float32]:
     """Convert raw bytes (any buffer: bytes, a uint8 array, …) of `type` to f32, 1-D. The size must
-    be a whole number of blocks. RequestError (type_not_convertible, buffer_size_mismatch)."""
+    be a whole number of blocks. RequestError (type_not_convertible, buffer_size_mismatch). ``out``
+    as for Tensor.to_numpy."""
 
 def tensor_type_name(type: int) -> str:
     """ggml's name of a type id ("q4_K"); "unknown" outside the table."""

@@ -135,6 +135,32 @@ py::array dequantize_into(const state_ptr& keep, gguf::tensor_type type, std::sp
     return out;
 }
 
+// f32 values into the caller's array `out` (float32, C-contiguous, writable, n_values items), the
+// GIL released: what a caller that converts many tensors uses to reuse one buffer.
+py::object dequantize_into_out(const state_ptr& keep, gguf::tensor_type type, std::span<const std::byte> bytes,
+                               std::uint64_t n_values, py::handle out_obj, unsigned threads, std::string_view subject) {
+    if (!py::isinstance<py::array>(out_obj)) throw py::type_error("out must be a numpy array of float32");
+    py::array out = py::reinterpret_borrow<py::array>(out_obj);
+    if (!out.dtype().equal(py::dtype::of<float>())) throw py::type_error("out must be a numpy array of float32");
+    if (!(out.flags() & py::array::c_style)) throw py::value_error("out must be C-contiguous");
+    if (!out.writeable()) throw py::value_error("out must be writable");
+    if (static_cast<std::uint64_t>(out.size()) != n_values)
+        throw py::value_error(py::str("out holds {} values; {} are needed").format(out.size(), n_values));
+    float* dst = static_cast<float*>(out.mutable_data());
+    gguf::result<void> r;
+    {
+        state_ptr hold = keep;
+        py::gil_scoped_release unlocked;
+        r = quant::dequantize_parallel(type, bytes, std::span<float>(dst, static_cast<std::size_t>(n_values)), threads);
+    }
+    if (!r) {
+        gguf::error e = r.error();
+        if (e.subject.empty() && !subject.empty()) e.subject = subject;
+        raise_error(e);
+    }
+    return out;
+}
+
 py::object to_dtype(py::array a, py::handle dtype) {
     py::dtype want = py::dtype::from_args(py::reinterpret_borrow<py::object>(dtype));
     if (want.equal(py::dtype::of<float>())) return a;
@@ -274,21 +300,26 @@ void bind_model(py::module_& m) {
             const std::span<const std::byte> bytes = tensor_bytes(t);
             return view_of(t.state, bytes.data(), bytes.size(), py::dtype("u1"));
         })
-        .def("to_numpy", [](const tensor_object& t, py::handle dtype, unsigned threads) {
+        .def("to_numpy", [](const tensor_object& t, py::handle dtype, unsigned threads, py::handle out) -> py::object {
             const gguf::tensor_info& i = info(t);
             const std::span<const std::byte> bytes = tensor_bytes(t);
+            if (!out.is_none()) {
+                if (!py::dtype::from_args(py::reinterpret_borrow<py::object>(dtype)).equal(py::dtype::of<float>()))
+                    throw py::type_error("to_numpy: out= takes float32 values only");
+                return dequantize_into_out(t.state, i.type, bytes, i.n_elements, out, threads, i.name);
+            }
             std::vector<py::ssize_t> shape;
             for (std::uint32_t d = i.n_dims; d-- > 0;) shape.push_back(static_cast<py::ssize_t>(i.ne[d]));
             py::array values = dequantize_into(t.state, i.type, bytes, i.n_elements, shape, threads, i.name);
             return to_dtype(std::move(values), dtype);
-        }, py::arg("dtype") = py::dtype::of<float>(), py::kw_only(), py::arg("threads") = 0u)
+        }, py::arg("dtype") = py::dtype::of<float>(), py::kw_only(), py::arg("threads") = 0u, py::arg("out") = py::none())
         .def("__repr__", &tensor_repr);
 
     m.def("open", &open_model, py::arg("path"), py::kw_only(), py::arg("mmap") = true,
           py::arg("max_fetch") = py::none(), py::arg("timeout") = py::none(),
           "Open and verify a GGUF model (a file, part 1 of a split set, or a URL).");
 
-    m.def("dequantize", [](py::buffer data, std::uint32_t type, unsigned threads) {
+    m.def("dequantize", [](py::buffer data, std::uint32_t type, unsigned threads, py::handle out) -> py::object {
         py::buffer_info b = data.request();
         if (b.ndim > 1) {
             bool contiguous = true;
@@ -319,9 +350,10 @@ void bind_model(py::module_& m) {
             raise_error(e);
         }
         const std::uint64_t n_values = n_bytes / tr->block_bytes * tr->block_elems;
+        if (!out.is_none()) return dequantize_into_out(nullptr, tt, bytes, n_values, out, threads, {});
         std::vector<py::ssize_t> shape{static_cast<py::ssize_t>(n_values)};
         return dequantize_into(nullptr, tt, bytes, n_values, shape, threads, {});
-    }, py::arg("data"), py::arg("type"), py::kw_only(), py::arg("threads") = 0u,
+    }, py::arg("data"), py::arg("type"), py::kw_only(), py::arg("threads") = 0u, py::arg("out") = py::none(),
        "Convert raw bytes of a ggml type to f32 (1-D), as ggml does.");
 
     m.def("tensor_type_name", [](std::uint32_t type) { return std::string(gguf::to_string(static_cast<gguf::tensor_type>(type))); },

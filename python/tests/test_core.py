@@ -346,3 +346,28 @@ def test_type_table_matches_the_enum():
     assert minfer.type_block(minfer.TensorType.Q8_K) == (256, 292)
     assert minfer.type_block(minfer.TensorType.Q4_2) == (0, 0)
     assert minfer.can_dequantize(minfer.TensorType.Q4_K) and not minfer.can_dequantize(minfer.TensorType.Q8_1)
+
+
+def test_to_numpy_and_dequantize_into_a_callers_buffer(typed_model):
+    path, _, _ = typed_model
+    with minfer.open(path) as m:
+        t = m.tensors["w.q8"]
+        want = t.to_numpy()
+        buf = np.full(64, np.nan, np.float32)
+        assert t.to_numpy(out=buf) is buf
+        assert buf.tobytes() == want.tobytes()
+        flat = np.empty((8, 8), np.float32)  # any shape with the right count
+        assert minfer.dequantize(t.data, t.type, out=flat) is flat
+        assert flat.tobytes() == want.tobytes()
+        for bad, exc in ((np.empty(63, np.float32), ValueError), (np.empty(64, np.float64), TypeError),
+                         (np.empty(128, np.float32)[::2], ValueError), ([0.0] * 64, TypeError)):
+            with pytest.raises(exc):
+                t.to_numpy(out=bad)
+        ro = np.empty(64, np.float32)
+        ro.flags.writeable = False
+        with pytest.raises(ValueError):
+            t.to_numpy(out=ro)
+        with pytest.raises(TypeError):
+            t.to_numpy(np.float64, out=buf)
+        with pytest.raises(minfer.RequestError):
+            minfer.dequantize(bytes(36), minfer.TensorType.Q8_1, out=np.empty(32, np.float32))
