@@ -20,16 +20,23 @@
 #include "../common/progress.hpp"
 #include "../common/quote.hpp"
 #include "../common/run_printing.hpp"
-#include "../common/value_compare.hpp"
 #include "../common/value_stream.hpp"
 #include "../common/value_visit.hpp"
 #include "../print/json_writer.hpp"
 #include "commands.hpp"
+#include "minfer/compare/metadata_diff.hpp"
+#include "minfer/compare/tensor_diff.hpp"
 #include "minfer/gguf/text.hpp"
 #include "minfer/quant/dequantize.hpp"
 
 namespace minfer::cli {
 namespace {
+
+using compare::diff_metadata;
+using compare::diff_tensors;
+using compare::tensor_counts;
+using compare::tensor_difference;
+using compare::value_compare;
 
 struct diff_cli_options {
     std::string a;
@@ -43,111 +50,11 @@ diff_cli_options opt;  // filled by CLI11 during parsing, read by diff_run()
 
 constexpr std::size_t string_limit = 60;  // text output cuts strings as `info` does
 
-struct tensor_difference {
-    enum class kind { only_in_a, only_in_b, changed, data_differs };
-    tensor_difference(kind k, const gguf::tensor_ref* ta, const gguf::tensor_ref* tb) : what(k), a(ta), b(tb) {}
-    kind what;
-    const gguf::tensor_ref* a = nullptr;
-    const gguf::tensor_ref* b = nullptr;
-    bool type_changed = false;
-    bool shape_changed = false;
-    std::optional<value_compare> values;      // --values, same ne
-    std::optional<gguf::error> values_error;  // --values, a type that does not convert
-};
-
-bool same_shape(const gguf::tensor_info& a, const gguf::tensor_info& b) noexcept {
-    return a.n_dims == b.n_dims && a.ne == b.ne;
-}
-
-bool same_bytes(std::span<const std::byte> a, std::span<const std::byte> b) noexcept {
-    return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size()) == 0);
-}
-
 std::string shape_text(const gguf::tensor_info& i) {
     std::string s = "[";
     const std::uint32_t dims = std::max<std::uint32_t>(1, std::min<std::uint32_t>(4, i.n_dims));
     for (std::uint32_t d = 0; d < dims; ++d) s += fmt::format("{}{}", d == 0 ? "" : ", ", i.ne[d]);
     return s + "]";
-}
-
-// Both tensors' values in step, chunk by chunk: they have the same element count (same ne) and
-// every block size divides a chunk, so both chunks are whole blocks of their own types.
-gguf::result<value_compare> compare_values(const gguf::model& ma, const gguf::tensor_ref& ta, const gguf::model& mb,
-                                           const gguf::tensor_ref& tb) {
-    value_compare c;
-    const auto bytes_a = ma.tensor_data(ta);
-    const auto bytes_b = mb.tensor_data(tb);
-    const std::uint64_t n = ta.info->n_elements;
-    std::vector<float> va, vb;
-    progress bar(std::string("comparing ").append(gguf::escape(ta.info->name)), false);
-    for (std::uint64_t first = 0; first < n;) {
-        const std::size_t k = static_cast<std::size_t>(std::min<std::uint64_t>(n - first, chunk_values));
-        va.resize(k);
-        vb.resize(k);
-        if (auto r = quant::dequantize_range(ta.info->type, bytes_a, first, va); !r) return gguf::unexpected(r.error());
-        if (auto r = quant::dequantize_range(tb.info->type, bytes_b, first, vb); !r) return gguf::unexpected(r.error());
-        c.add(va, vb);
-        first += k;
-        bar.update(first * 4, n * 4);
-    }
-    return c;
-}
-
-gguf::error not_convertible(const gguf::tensor_info& i) {
-    gguf::error e;
-    e.code = gguf::errc::type_not_convertible;
-    e.found = static_cast<std::uint32_t>(i.type);
-    e.subject = i.name;
-    return e;
-}
-
-struct tensor_counts {
-    std::size_t only_a = 0, only_b = 0, changed = 0, data_differs = 0, identical = 0;
-};
-
-std::vector<tensor_difference> diff_tensors(const gguf::model& ma, const gguf::model& mb, tensor_counts& n) {
-    using k = tensor_difference::kind;
-    std::vector<tensor_difference> out;
-    for (const gguf::tensor_ref& ta : ma.tensors()) {
-        const gguf::tensor_ref* tb = mb.find_tensor(ta.info->name);
-        if (tb == nullptr) {
-            out.emplace_back(k::only_in_a, &ta, nullptr);
-            ++n.only_a;
-            continue;
-        }
-        tensor_difference d(k::changed, &ta, tb);
-        d.type_changed = ta.info->type != tb->info->type;
-        d.shape_changed = !same_shape(*ta.info, *tb->info);
-        if (!d.type_changed && !d.shape_changed) {
-            if (same_bytes(ma.tensor_data(ta), mb.tensor_data(*tb))) {
-                ++n.identical;
-                continue;
-            }
-            d.what = k::data_differs;
-            ++n.data_differs;
-        } else {
-            ++n.changed;
-        }
-        // Values compare when ggml would call the shapes equal: the same ne.
-        if (opt.values && ta.info->ne == tb->info->ne) {
-            if (!quant::can_dequantize(ta.info->type)) {
-                d.values_error = not_convertible(*ta.info);
-            } else if (!quant::can_dequantize(tb->info->type)) {
-                d.values_error = not_convertible(*tb->info);
-            } else if (auto c = compare_values(ma, ta, mb, *tb)) {
-                d.values = *c;
-            } else {
-                d.values_error = c.error();
-            }
-        }
-        out.push_back(std::move(d));
-    }
-    for (const gguf::tensor_ref& tb : mb.tensors())
-        if (ma.find_tensor(tb.info->name) == nullptr) {
-            out.emplace_back(k::only_in_b, nullptr, &tb);
-            ++n.only_b;
-        }
-    return out;
 }
 
 struct metadata_counts {
@@ -453,7 +360,14 @@ int run(out_buffer& out) {
     const std::vector<metadata_difference> md = diff_metadata(ma->metadata(), mb->metadata());
     const metadata_counts mc = count(md);
     tensor_counts tc;
-    const std::vector<tensor_difference> td = diff_tensors(*ma, *mb, tc);
+    // A progress line per tensor whose values are compared (on a terminal only).
+    std::optional<progress> bar;
+    const auto on_progress = [&bar](std::string_view name, std::uint64_t done, std::uint64_t total) {
+        if (!bar) bar.emplace(std::string("comparing ").append(gguf::escape(name)), false);
+        bar->update(done, total);
+        if (done >= total) bar.reset();
+    };
+    const std::vector<tensor_difference> td = diff_tensors(*ma, *mb, opt.values, tc, on_progress);
 
     if (opt.json) {
         print_json(md, mc, td, tc, out);

@@ -21,6 +21,8 @@
 #include "minfer/check/manifest.hpp"
 #include "minfer/check/model_hash.hpp"
 #include "minfer/check/value_check.hpp"
+#include "minfer/compare/metadata_diff.hpp"
+#include "minfer/compare/tensor_diff.hpp"
 #include "minfer/estimate/estimate.hpp"
 #include "minfer/gguf/text.hpp"
 #include "minfer/quant/dequantize.hpp"
@@ -482,204 +484,12 @@ py::dict verify(const std::string& path, bool values, std::uint64_t max_examples
 
 // ---------------------------------------------------------------- diff
 
-struct metadata_difference {
-    enum class kind { added, removed, type_changed, value_changed, array_changed };
-    kind what;
-    const gguf::kv* a = nullptr;
-    const gguf::kv* b = nullptr;
-    std::uint64_t first_index = 0;
-};
-
-const char* to_string(metadata_difference::kind k) noexcept {
-    using k_ = metadata_difference::kind;
-    switch (k) {
-        case k_::added: return "added";
-        case k_::removed: return "removed";
-        case k_::type_changed: return "type_changed";
-        case k_::value_changed: return "value_changed";
-        case k_::array_changed: return "array_changed";
-    }
-    return "?";
-}
-
-bool same_bytes(std::span<const std::byte> a, std::span<const std::byte> b) noexcept {
-    return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size()) == 0);
-}
-
-// The first item where two arrays of one element type differ; the shorter length when one is a
-// prefix of the other; UINT64_MAX when they are equal.
-std::uint64_t first_difference(const gguf::kv& a, const gguf::kv& b) {
-    auto av = a.get<gguf::array_view>();
-    auto bv = b.get<gguf::array_view>();
-    if (!av || !bv) return same_bytes(a.payload, b.payload) ? UINT64_MAX : 0;
-    const std::uint64_t common = std::min(av->size(), bv->size());
-    std::uint64_t i = 0;
-    if (a.element_type == gguf::value_type::string) {
-        auto ia = av->strings().begin();
-        auto ib = bv->strings().begin();
-        for (; i < common && *ia == *ib; ++i, ++ia, ++ib) {
-        }
-    } else {
-        const std::uint64_t size = gguf::value_size(a.element_type);
-        const std::byte* pa = av->raw().data();
-        const std::byte* pb = bv->raw().data();
-        for (; i < common && std::memcmp(pa + i * size, pb + i * size, static_cast<std::size_t>(size)) == 0; ++i) {
-        }
-    }
-    if (i < common || av->size() != bv->size()) return i;
-    return UINT64_MAX;
-}
-
-std::vector<metadata_difference> diff_metadata(const gguf::file_view& a, const gguf::file_view& b) {
-    using k = metadata_difference::kind;
-    std::vector<metadata_difference> out;
-    for (const gguf::kv& ea : a.metadata()) {
-        const gguf::kv* eb = b.find(ea.key);
-        if (eb == nullptr) {
-            out.push_back({k::removed, &ea, nullptr, 0});
-        } else if (ea.type != eb->type || (ea.is_array() && ea.element_type != eb->element_type)) {
-            out.push_back({k::type_changed, &ea, eb, 0});
-        } else if (ea.is_array()) {
-            const std::uint64_t i = first_difference(ea, *eb);
-            if (i != UINT64_MAX) out.push_back({k::array_changed, &ea, eb, i});
-        } else if (!same_bytes(ea.payload, eb->payload)) {
-            out.push_back({k::value_changed, &ea, eb, 0});
-        }
-    }
-    for (const gguf::kv& eb : b.metadata())
-        if (a.find(eb.key) == nullptr) out.push_back({k::added, nullptr, &eb, 0});
-    return out;
-}
-
-// How far two tensors' values are apart, over the pairs of finite values (docs/CLI.md, diff --values).
-struct value_compare {
-    std::uint64_t count = 0, compared = 0, non_finite_mismatches = 0;
-    double max_abs_diff = 0.0, sum_d2 = 0.0, dot = 0.0, sum_a2 = 0.0, sum_b2 = 0.0;
-
-    void add(std::span<const float> a, std::span<const float> b) noexcept {
-        double d2 = 0.0, ab = 0.0, a2 = 0.0, b2 = 0.0;  // per chunk, then added to the totals
-        const std::size_t n = std::min(a.size(), b.size());
-        for (std::size_t i = 0; i < n; ++i) {
-            const float x = a[i], y = b[i];
-            if (!std::isfinite(x) || !std::isfinite(y)) {
-                const bool same = (std::isnan(x) && std::isnan(y)) || (std::isinf(x) && x == y);
-                if (!same) ++non_finite_mismatches;
-                continue;
-            }
-            const double dx = x, dy = y, d = dx - dy;
-            max_abs_diff = std::max(max_abs_diff, std::fabs(d));
-            d2 += d * d;
-            ab += dx * dy;
-            a2 += dx * dx;
-            b2 += dy * dy;
-            ++compared;
-        }
-        count += n;
-        sum_d2 += d2;
-        dot += ab;
-        sum_a2 += a2;
-        sum_b2 += b2;
-    }
-    double rmse() const noexcept { return compared == 0 ? 0.0 : std::sqrt(sum_d2 / static_cast<double>(compared)); }
-    std::optional<double> cosine() const noexcept {
-        if (sum_a2 == 0.0 || sum_b2 == 0.0) return std::nullopt;
-        return dot / (std::sqrt(sum_a2) * std::sqrt(sum_b2));
-    }
-    std::optional<double> relative_error() const noexcept {
-        if (sum_b2 == 0.0) return sum_d2 == 0.0 ? std::optional<double>(0.0) : std::nullopt;
-        return std::sqrt(sum_d2) / std::sqrt(sum_b2);
-    }
-};
-
-constexpr std::size_t chunk_values = std::size_t{1} << 20;  // every block size divides it
-
-gguf::result<value_compare> compare_values(const gguf::model& ma, const gguf::tensor_ref& ta, const gguf::model& mb,
-                                           const gguf::tensor_ref& tb) {
-    value_compare c;
-    const auto bytes_a = ma.tensor_data(ta);
-    const auto bytes_b = mb.tensor_data(tb);
-    const std::uint64_t n = ta.info->n_elements;
-    std::vector<float> va, vb;
-    for (std::uint64_t first = 0; first < n;) {
-        const std::size_t k = static_cast<std::size_t>(std::min<std::uint64_t>(n - first, chunk_values));
-        va.resize(k);
-        vb.resize(k);
-        if (auto r = quant::dequantize_range(ta.info->type, bytes_a, first, va); !r) return gguf::unexpected(r.error());
-        if (auto r = quant::dequantize_range(tb.info->type, bytes_b, first, vb); !r) return gguf::unexpected(r.error());
-        c.add(va, vb);
-        first += k;
-    }
-    return c;
-}
-
-struct tensor_difference {
-    enum class kind { only_in_a, only_in_b, changed, data_differs };
-    tensor_difference(kind k, const gguf::tensor_ref* ta, const gguf::tensor_ref* tb) : what(k), a(ta), b(tb) {}
-    kind what;
-    const gguf::tensor_ref* a = nullptr;
-    const gguf::tensor_ref* b = nullptr;
-    bool type_changed = false;
-    bool shape_changed = false;
-    std::optional<value_compare> values;
-    std::optional<gguf::error> values_error;
-};
-
-gguf::error not_convertible(const gguf::tensor_info& i) {
-    gguf::error e;
-    e.code = gguf::errc::type_not_convertible;
-    e.found = static_cast<std::uint32_t>(i.type);
-    e.subject = i.name;
-    return e;
-}
-
-struct tensor_counts {
-    std::uint64_t only_a = 0, only_b = 0, changed = 0, data_differs = 0, identical = 0;
-};
-
-// Runs without the GIL (C++ objects only). Throws std::bad_alloc like any vector.
-std::vector<tensor_difference> diff_tensors(const gguf::model& ma, const gguf::model& mb, bool values, tensor_counts& n) {
-    using k = tensor_difference::kind;
-    std::vector<tensor_difference> out;
-    for (const gguf::tensor_ref& ta : ma.tensors()) {
-        const gguf::tensor_ref* tb = mb.find_tensor(ta.info->name);
-        if (tb == nullptr) {
-            out.emplace_back(k::only_in_a, &ta, nullptr);
-            ++n.only_a;
-            continue;
-        }
-        tensor_difference d(k::changed, &ta, tb);
-        d.type_changed = ta.info->type != tb->info->type;
-        d.shape_changed = !(ta.info->n_dims == tb->info->n_dims && ta.info->ne == tb->info->ne);
-        if (!d.type_changed && !d.shape_changed) {
-            if (same_bytes(ma.tensor_data(ta), mb.tensor_data(*tb))) {
-                ++n.identical;
-                continue;
-            }
-            d.what = k::data_differs;
-            ++n.data_differs;
-        } else {
-            ++n.changed;
-        }
-        if (values && ta.info->ne == tb->info->ne) {
-            if (!quant::can_dequantize(ta.info->type)) {
-                d.values_error = not_convertible(*ta.info);
-            } else if (!quant::can_dequantize(tb->info->type)) {
-                d.values_error = not_convertible(*tb->info);
-            } else if (auto c = compare_values(ma, ta, mb, *tb)) {
-                d.values = *c;
-            } else {
-                d.values_error = c.error();
-            }
-        }
-        out.push_back(std::move(d));
-    }
-    for (const gguf::tensor_ref& tb : mb.tensors())
-        if (ma.find_tensor(tb.info->name) == nullptr) {
-            out.emplace_back(k::only_in_b, nullptr, &tb);
-            ++n.only_b;
-        }
-    return out;
-}
+using compare::diff_metadata;
+using compare::diff_tensors;
+using compare::metadata_difference;
+using compare::tensor_counts;
+using compare::tensor_difference;
+using compare::value_compare;
 
 py::dict kv_side(const gguf::kv& e) {
     py::dict d;
@@ -761,10 +571,10 @@ py::dict diff(const std::string& a, const std::string& b, bool values, bool mmap
         if (d.values) {
             const value_compare& c = *d.values;
             py::dict v;
-            v["count"] = c.count;
-            v["compared"] = c.compared;
-            v["non_finite_mismatches"] = c.non_finite_mismatches;
-            v["max_abs_diff"] = c.max_abs_diff;
+            v["count"] = c.count();
+            v["compared"] = c.compared();
+            v["non_finite_mismatches"] = c.non_finite_mismatches();
+            v["max_abs_diff"] = c.max_abs_diff();
             v["rmse"] = c.rmse();
             v["cosine"] = optional_float(c.cosine());
             v["relative_error"] = optional_float(c.relative_error());

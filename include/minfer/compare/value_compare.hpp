@@ -9,7 +9,7 @@
 #include <optional>
 #include <span>
 
-namespace minfer::cli {
+namespace minfer::compare {
 
 class value_compare {
 public:
@@ -34,4 +34,4 @@ private:
     double sum_d2_ = 0.0, dot_ = 0.0, sum_a2_ = 0.0, sum_b2_ = 0.0;
 };
 
-}  // namespace minfer::cli
+}  // namespace minfer::compare

@@ -1,8 +1,8 @@
-#include "common/value_compare.hpp"
+#include "minfer/compare/value_compare.hpp"
 
 #include <cmath>
 
-namespace minfer::cli {
+namespace minfer::compare {
 
 void value_compare::add(std::span<const float> a, std::span<const float> b) noexcept {
     // Per-chunk partial sums, added to the totals once: the totals then grow by few large terms,
@@ -51,4 +51,4 @@ std::optional<double> value_compare::relative_error() const noexcept {
     return std::sqrt(sum_d2_) / std::sqrt(sum_b2_);
 }
 
-}  // namespace minfer::cli
+}  // namespace minfer::compare
