@@ -1,0 +1,2 @@
+// quantize.hpp's entry points (size checks, threads, the choice of row quantizer): not written yet.
+#include "quantize_kernels.hpp"
