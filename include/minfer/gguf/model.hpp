@@ -91,9 +91,15 @@ public:
     /// A number of any stored width as T, range-checked (file_view::get_as).
     template <class T>
     result<T> get_as(std::string_view key) const& noexcept { return metadata().get_as<T>(key); }
+    template <class T>
+    result<T> get_as(std::string_view key) const&& = delete;
     /// `fallback` when absent, else as get_as / get (file_view::get_or).
     template <class T>
     result<T> get_or(std::string_view key, T fallback) const& noexcept { return metadata().get_or<T>(key, fallback); }
+    /// Deleted on a temporary model as every accessor that can return a view (get_or<std::string_view>
+    /// would point into the mapping of a model destroyed at the end of the statement).
+    template <class T>
+    result<T> get_or(std::string_view key, T fallback) const&& = delete;
     /// Part 1's entries whose key starts with `prefix`, in file order.
     kv_prefix_range with_prefix(std::string_view prefix) const& noexcept MINFER_LIFETIMEBOUND {
         return metadata().with_prefix(prefix);
