@@ -367,7 +367,9 @@ int run(out_buffer& out) {
         bar->update(done, total);
         if (done >= total) bar.reset();
     };
-    const std::vector<tensor_difference> td = diff_tensors(*ma, *mb, opt.values, tc, on_progress);
+    auto tensor_diffs = diff_tensors(*ma, *mb, opt.values, tc, on_progress);
+    if (!tensor_diffs) return report_error(tensor_diffs.error());
+    const std::vector<tensor_difference>& td = *tensor_diffs;
 
     if (opt.json) {
         print_json(md, mc, td, tc, out);

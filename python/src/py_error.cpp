@@ -37,7 +37,7 @@ const char* error_kind(gguf::errc code) noexcept {
 
 int cli_exit_code(gguf::errc code) noexcept {
     if (is_io(code)) return 3;
-    if (code == gguf::errc::bad_value_text) return 2;
+    if (code == gguf::errc::bad_value_text || code == gguf::errc::model_incomplete) return 2;
     return 1;
 }
 

@@ -521,16 +521,20 @@ py::dict diff(const std::string& a, const std::string& b, bool values, bool mmap
     std::vector<tensor_difference> td;
     tensor_counts tc;
     bool oom = false;
+    std::optional<gguf::error> failed;
     {
         py::gil_scoped_release unlocked;
         try {
             md = diff_metadata(ma.metadata(), mb.metadata());
-            td = diff_tensors(ma, mb, values, tc);
+            auto r = diff_tensors(ma, mb, values, tc);
+            if (r) td = std::move(*r);
+            else failed = std::move(r).error();
         } catch (const std::bad_alloc&) {
             oom = true;
         }
     }
     if (oom) throw std::bad_alloc();  // pybind11: MemoryError
+    if (failed) raise_error(*failed);
 
     std::uint64_t added = 0, removed = 0, changed = 0;
     py::list meta;

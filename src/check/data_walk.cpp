@@ -249,6 +249,7 @@ std::uint64_t walk_bytes(const gguf::model& m, bool whole_files) noexcept {
 
 result<void> walk_model_data(const gguf::model& m, std::span<data_consumer* const> consumers,
                              const walk_options& options) noexcept {
+    if (auto whole = m.require_complete(); !whole) return whole;  // a head-only model has no bytes to walk
     try {
         const std::size_t w_bytes = std::max(window_quantum, (options.window_bytes + window_quantum - 1) /
                                                                   window_quantum * window_quantum);

@@ -49,6 +49,7 @@ hash_consumer& hash_consumer::operator=(hash_consumer&&) noexcept = default;
 hash_consumer::~hash_consumer() = default;
 
 result<hash_consumer> hash_consumer::make(const gguf::model& m, const hash_options& options) noexcept {
+    if (auto whole = m.require_complete(); !whole) return unexpected(whole.error());
     try {
         hash_consumer c;
         c.s_ = std::make_unique<state>();
@@ -141,17 +142,22 @@ void hash_consumer::schedule(const window& w, std::vector<job>& jobs) {
 
 result<model_digests> hash_consumer::take() noexcept {
     state& s = *s_;
-    if (s.err.code != errc::ok) return unexpected(s.err);
+    if (s.err.code != errc::ok) return unexpected(std::move(s.err));
     if (s.taken) return unexpected(detail::code_error(errc::index_out_of_range));
     s.taken = true;
-    // Hashers of tensors the walk finished are spent; closing them here frees their state. A tensor
-    // the walk never reached (no walk, or a failed one) keeps an empty digest.
-    s.open_tensors.clear();
-    for (std::size_t i = 0; i < s.kinds.size(); ++i) s.out.model.push_back(s.model[i].finish());
-    return std::move(s.out);
+    try {
+        // Hashers of tensors the walk finished are spent; closing them here frees their state. A
+        // tensor the walk never reached (no walk, or a failed one) keeps an empty digest.
+        s.open_tensors.clear();
+        for (std::size_t i = 0; i < s.kinds.size(); ++i) s.out.model.push_back(s.model[i].finish());
+        return std::move(s.out);
+    } catch (...) {
+        return unexpected(gguf::out_of_memory_error("hashing"));
+    }
 }
 
 result<model_digests> hash_model(const gguf::model& m, const hash_options& options, walk_options walk) noexcept {
+    if (auto whole = m.require_complete(); !whole) return unexpected(whole.error());
     auto c = hash_consumer::make(m, options);
     if (!c) return unexpected(c.error());
     if (options.file_sha256) walk.whole_files = true;

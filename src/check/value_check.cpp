@@ -528,16 +528,14 @@ value_consumer& value_consumer::operator=(value_consumer&&) noexcept = default;
 value_consumer::~value_consumer() = default;
 
 result<value_consumer> value_consumer::make(const gguf::model& m, const value_check_options& options) noexcept {
+    if (auto whole = m.require_complete(); !whole) return gguf::unexpected(whole.error());
     try {
         std::vector<tensor_type> types;
         types.reserve(m.tensors().size());
         for (const gguf::tensor_ref& t : m.tensors()) types.push_back(t.info->type);
         return make_for_types(types, options);
     } catch (const std::bad_alloc&) {
-        gguf::error e;
-        e.code = gguf::errc::out_of_memory;
-        e.detail = "value checks";
-        return gguf::unexpected(e);
+        return gguf::unexpected(gguf::out_of_memory_error("value checks"));
     }
 }
 
@@ -585,10 +583,7 @@ result<value_consumer> value_consumer::make_for_types(std::span<const tensor_typ
         }
         return c;
     } catch (const std::bad_alloc&) {
-        gguf::error e;
-        e.code = gguf::errc::out_of_memory;
-        e.detail = "value checks";
-        return gguf::unexpected(e);
+        return gguf::unexpected(gguf::out_of_memory_error("value checks"));
     }
 }
 
@@ -631,10 +626,8 @@ void value_consumer::schedule(const window& w, std::vector<job>& jobs) {
 }
 
 result<std::vector<tensor_verdict>> value_consumer::take() noexcept {
-    gguf::error e;
-    e.code = gguf::errc::out_of_memory;
-    e.detail = "value checks";
-    if (!s_ || s_->taken) return gguf::unexpected(e);
+    gguf::error e = gguf::out_of_memory_error("value checks");
+    if (!s_ || s_->taken) return gguf::unexpected(std::move(e));
     state& s = *s_;
     s.taken = true;
     try {
@@ -642,7 +635,7 @@ result<std::vector<tensor_verdict>> value_consumer::take() noexcept {
     } catch (const std::bad_alloc&) {
         s.failed = true;
     }
-    if (s.failed) return gguf::unexpected(e);
+    if (s.failed) return gguf::unexpected(std::move(e));
     for (std::size_t i = 0; i < s.verdicts.size(); ++i) {
         tensor_verdict& v = s.verdicts[i];
         const bool use_values = v.scope == check_scope::scales && v.values_checked;

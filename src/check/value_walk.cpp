@@ -6,6 +6,7 @@ namespace minfer::check {
 
 result<std::vector<tensor_verdict>> check_values(const gguf::model& m, const value_check_options& options,
                                                  const walk_options& walk) noexcept {
+    if (auto whole = m.require_complete(); !whole) return gguf::unexpected(whole.error());
     auto c = value_consumer::make(m, options);
     if (!c) return gguf::unexpected(c.error());
     data_consumer* const list[] = {&*c};

@@ -52,8 +52,11 @@ gguf::error not_convertible(const gguf::tensor_info& i) {
 
 }  // namespace
 
-std::vector<tensor_difference> diff_tensors(const gguf::model& ma, const gguf::model& mb, bool values, tensor_counts& n,
-                                            const compare_progress& progress) {
+gguf::result<std::vector<tensor_difference>> diff_tensors(const gguf::model& ma, const gguf::model& mb, bool values,
+                                                          tensor_counts& n, const compare_progress& progress) {
+    // Two head-only models would compare two empty spans and call different tensors identical.
+    if (auto whole = ma.require_complete(); !whole) return gguf::unexpected(whole.error());
+    if (auto whole = mb.require_complete(); !whole) return gguf::unexpected(whole.error());
     using k = tensor_difference::kind;
     std::vector<tensor_difference> out;
     for (const gguf::tensor_ref& ta : ma.tensors()) {

@@ -47,10 +47,8 @@ result<tensor> tensor::owned(std::string_view name, tensor_type type, std::span<
         t.storage_ = std::vector<std::byte>(static_cast<std::size_t>(facts->n_bytes));
         return t;
     } catch (const std::exception&) {  // bad_alloc, or length_error past the allocator's max_size
-        error e;
-        e.code = errc::out_of_memory;
+        error e = gguf::out_of_memory_error("allocating a tensor");
         e.subject = name;  // bounded inline copy: no allocation
-        e.detail = "allocating a tensor";
         return unexpected(std::move(e));
     }
 }
@@ -66,6 +64,8 @@ std::span<std::byte> tensor::mutable_data() & noexcept {
 }
 
 result<tensor> borrow(const gguf::model& m, std::string_view name) noexcept {
+    // A head-only model's tensor_data() is empty: the tensor would claim bytes it does not have.
+    if (auto whole = m.require_complete(); !whole) return unexpected(whole.error());
     const gguf::tensor_ref* t = m.find_tensor(name);
     if (t == nullptr) {
         error e;
@@ -77,10 +77,7 @@ result<tensor> borrow(const gguf::model& m, std::string_view name) noexcept {
     try {
         return tensor::borrowed(t->info->name, *t->info, m.tensor_data(*t));
     } catch (const std::bad_alloc&) {
-        error e;
-        e.code = errc::out_of_memory;
-        e.detail = "naming a tensor";
-        return unexpected(std::move(e));
+        return unexpected(gguf::out_of_memory_error("naming a tensor"));
     }
 }
 

@@ -291,10 +291,7 @@ gguf::result<figures> estimate(const gguf::model& m, const params& p) noexcept {
     try {
         return run(m, p);
     } catch (const std::bad_alloc&) {
-        error e;
-        e.code = errc::out_of_memory;
-        e.detail = "estimating";
-        return unexpected(std::move(e));
+        return unexpected(gguf::out_of_memory_error("estimating"));
     }
 }
 

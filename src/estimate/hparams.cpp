@@ -387,10 +387,7 @@ result<hparams> read_hparams(const gguf::model& m) noexcept {
     try {
         return read(m);
     } catch (const std::bad_alloc&) {
-        error e;
-        e.code = errc::out_of_memory;
-        e.detail = "reading hyperparameters";
-        return unexpected(std::move(e));
+        return unexpected(gguf::out_of_memory_error("reading hyperparameters"));
     }
 }
 

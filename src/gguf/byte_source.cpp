@@ -44,12 +44,7 @@ private:
     std::size_t size_;
 };
 
-error oom(const char* what) {
-    error e;
-    e.code = errc::out_of_memory;
-    e.detail = what;
-    return e;
-}
+error oom(const char* what) noexcept { return out_of_memory_error(what); }
 
 }  // namespace
 
@@ -129,7 +124,10 @@ std::vector<result<fetched_head>> source_opener::fetch_heads(std::span<const std
         }
     } catch (const std::bad_alloc&) {
         out.clear();
-        out.emplace_back(unexpected(oom("opening the parts")));
+        try {  // clear() kept the capacity reserved above, if the reserve got that far
+            out.emplace_back(unexpected(oom("opening the parts")));
+        } catch (...) {  // an empty answer: the caller reports the parts as unreadable
+        }
     }
     return out;
 }
@@ -143,7 +141,11 @@ std::string file_opener::sibling(const std::string& location, const std::string&
 }
 
 result<std::unique_ptr<byte_source>> file_opener::open(const std::string& location) noexcept {
-    return open_file_source(std::filesystem::path(location), mode_);
+    try {
+        return open_file_source(std::filesystem::path(location), mode_);
+    } catch (...) {  // the path's copy
+        return unexpected(oom("opening a file"));
+    }
 }
 
 }  // namespace minfer::gguf

@@ -43,46 +43,52 @@ struct fd_guard {
 }  // namespace
 
 result<mapped_file> mapped_file::open(const std::filesystem::path& path, load_mode mode) noexcept {
-    // O_NONBLOCK: opening a FIFO for reading would otherwise block until a writer appears, before the
-    // S_ISREG check below can refuse it. It has no effect on reads of regular files.
-    fd_guard fd{::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK)};
-    if (fd.fd < 0) return unexpected(io(path, "open", errno));
-    struct stat st {};
-    if (::fstat(fd.fd, &st) != 0) return unexpected(io(path, "stat", errno));
-    if (S_ISDIR(st.st_mode)) return unexpected(io(path, "open", EISDIR));
-    if (!S_ISREG(st.st_mode)) return unexpected(not_regular(path, st.st_mode));  // no stable size to map or read
-
-    mapped_file f;
-    f.mode_ = mode;
-    f.size_ = static_cast<std::size_t>(st.st_size);
-    if (f.size_ == 0) return f;  // mmap of length 0 is invalid; an empty file is simply empty
-    if (mode == load_mode::map) {
-        void* p = ::mmap(nullptr, f.size_, PROT_READ, MAP_PRIVATE, fd.fd, 0);
-        if (p == MAP_FAILED) return unexpected(io(path, "map", errno));
-        f.data_ = static_cast<const std::byte*>(p);
-        f.mapped_ = true;
-        return f;  // the mapping stays valid after the descriptor is closed
-    }
+    // Building an error allocates (the path, a detail): a std::bad_alloc there, or anywhere else in
+    // here, becomes out_of_memory instead of std::terminate. The lambda shares open()'s access.
     try {
-        f.owned_.reset(new std::byte[f.size_]);
-    } catch (const std::bad_alloc&) {
-        error e;
+        return [&]() -> result<mapped_file> {
+            // O_NONBLOCK: opening a FIFO for reading would otherwise block until a writer appears, before the
+            // S_ISREG check below can refuse it. It has no effect on reads of regular files.
+            fd_guard fd{::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK)};
+            if (fd.fd < 0) return unexpected(io(path, "open", errno));
+            struct stat st {};
+            if (::fstat(fd.fd, &st) != 0) return unexpected(io(path, "stat", errno));
+            if (S_ISDIR(st.st_mode)) return unexpected(io(path, "open", EISDIR));
+            if (!S_ISREG(st.st_mode)) return unexpected(not_regular(path, st.st_mode));  // no stable size to map or read
+
+            mapped_file f;
+            f.mode_ = mode;
+            f.size_ = static_cast<std::size_t>(st.st_size);
+            if (f.size_ == 0) return f;  // mmap of length 0 is invalid; an empty file is simply empty
+            if (mode == load_mode::map) {
+                void* p = ::mmap(nullptr, f.size_, PROT_READ, MAP_PRIVATE, fd.fd, 0);
+                if (p == MAP_FAILED) return unexpected(io(path, "map", errno));
+                f.data_ = static_cast<const std::byte*>(p);
+                f.mapped_ = true;
+                return f;  // the mapping stays valid after the descriptor is closed
+            }
+            try {
+                f.owned_.reset(new std::byte[f.size_]);
+            } catch (const std::bad_alloc&) {
+                return unexpected(out_of_memory_error("reading the file into memory"));
+            }
+            std::size_t done = 0;
+            while (done < f.size_) {
+                const ssize_t n = ::read(fd.fd, f.owned_.get() + done, f.size_ - done);
+                if (n < 0 && errno == EINTR) continue;
+                if (n < 0) return unexpected(io(path, "read", errno));
+                if (n == 0) break;  // the file shrank since fstat: keep what is there
+                done += static_cast<std::size_t>(n);
+            }
+            f.size_ = done;
+            f.data_ = f.owned_.get();
+            return f;
+        }();
+    } catch (...) {
+        error e;  // no allocation: code only
         e.code = errc::out_of_memory;
-        e.file = path.string();
-        e.detail = "reading the file into memory";
         return unexpected(std::move(e));
     }
-    std::size_t done = 0;
-    while (done < f.size_) {
-        const ssize_t n = ::read(fd.fd, f.owned_.get() + done, f.size_ - done);
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) return unexpected(io(path, "read", errno));
-        if (n == 0) break;  // the file shrank since fstat: keep what is there
-        done += static_cast<std::size_t>(n);
-    }
-    f.size_ = done;
-    f.data_ = f.owned_.get();
-    return f;
 }
 
 mapped_file mapped_file::adopt(std::unique_ptr<std::byte[]> bytes, std::size_t size) noexcept {

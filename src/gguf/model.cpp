@@ -132,7 +132,11 @@ std::uint64_t model_part::trailing_bytes() const noexcept {
 
 result<model> model::open(const std::filesystem::path& path, const open_options& options) noexcept {
     file_opener files(options.mode);
-    return open(files, path.string(), options);
+    try {
+        return open(files, path.string(), options);
+    } catch (...) {  // path.string(): the copy of the path
+        return unexpected(out_of_memory_error("opening the model"));
+    }
 }
 
 result<model> model::open(source_opener& opener, const std::string& entry_location,
@@ -248,11 +252,7 @@ result<model> model::open(source_opener& opener, const std::string& entry_locati
         }
         return m;
     } catch (const std::bad_alloc&) {
-        error e;
-        e.code = errc::out_of_memory;
-        e.file = path;
-        e.detail = "opening the model";
-        return unexpected(std::move(e));
+        return unexpected(out_of_memory_error("opening the model"));
     }
 }
 
@@ -260,6 +260,34 @@ std::uint64_t model::file_bytes() const noexcept {
     std::uint64_t n = 0;
     for (const model_part& p : parts_) n += p.view.file_size();
     return n;
+}
+
+bool model::complete() const noexcept {
+    for (const model_part& p : parts_)
+        if (!p.view.complete()) return false;
+    return true;
+}
+
+result<void> model::require_complete() const noexcept {
+    for (std::size_t i = 0; i < parts_.size(); ++i) {
+        const model_part& p = parts_[i];
+        if (p.view.complete()) continue;
+        error e;
+        e.code = errc::model_incomplete;
+        e.where = section::data;
+        e.expected = p.view.file_size();
+        e.found = p.file.bytes().size();
+        if (parts_.size() > 1) {
+            e.part = static_cast<std::uint32_t>(i + 1);
+            e.n_parts = static_cast<std::uint32_t>(parts_.size());
+        }
+        try {
+            e.file = p.path.string();
+        } catch (...) {  // the code says what matters; the path is a courtesy
+        }
+        return unexpected(std::move(e));
+    }
+    return {};
 }
 
 const tensor_ref* model::find_tensor(std::string_view name) const& noexcept {

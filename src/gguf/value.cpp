@@ -52,11 +52,7 @@ result<std::vector<std::string_view>> array_view::string_table() const noexcept 
         for (std::string_view s : strings()) out.push_back(s);
         return out;
     } catch (const std::bad_alloc&) {
-        error e;
-        e.code = errc::out_of_memory;
-        e.where = section::access;
-        e.detail = "building a string table";
-        return unexpected(std::move(e));
+        return unexpected(out_of_memory_error("building a string table"));
     }
 }
 
@@ -75,11 +71,7 @@ result<string_index> string_index::build(const array_view& a) noexcept {
         }
         return idx;
     } catch (const std::bad_alloc&) {
-        error e;
-        e.code = errc::out_of_memory;
-        e.where = section::access;
-        e.detail = "building a string index";
-        return unexpected(std::move(e));
+        return unexpected(out_of_memory_error("building a string index"));
     }
 }
 

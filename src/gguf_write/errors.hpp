@@ -24,11 +24,6 @@ inline error io_error(const std::filesystem::path& file, std::string what, int e
     return file_error(errc::io_error, file, std::move(what), err);
 }
 
-inline error oom(std::string what) {
-    error e;
-    e.code = errc::out_of_memory;
-    e.detail = std::move(what);
-    return e;
-}
+inline error oom(std::string_view what) noexcept { return out_of_memory_error(what); }
 
 }  // namespace minfer::gguf::detail

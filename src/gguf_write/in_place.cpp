@@ -129,6 +129,7 @@ std::filesystem::path undo_journal_path(const std::filesystem::path& file) {
 }
 
 result<in_place_edit> plan_in_place(const model& m, std::uint32_t part, const writer& w) noexcept {
+    if (auto whole = m.require_complete(); !whole) return unexpected(whole.error());
     try {
         if (part >= m.parts().size()) {
             error e;
@@ -314,6 +315,11 @@ result<recovery> recover_in_place(const std::filesystem::path& file) noexcept {
         auto current = read_head(*fd, file, head);
         if (!current) return unexpected(std::move(current).error());
         if (std::equal(current->begin(), current->end(), new_head.begin())) {
+            // The new head is what a read sees, but it may still be only in the page cache (the edit
+            // was killed between its write and its fsync): make it durable before the journal, the
+            // only other copy of it, goes. Without this a power loss could leave a torn head and no
+            // journal.
+            if (::fsync(*fd) != 0) return unexpected(detail::file_error(errc::io_error, file, "fsync", errno));
             if (auto r = remove_journal(journal); !r) return unexpected(std::move(r).error());
             return recovery::completed;
         }

@@ -47,10 +47,7 @@ result<std::vector<merge_warning>> check_merge(const model& m) noexcept {
         }
         return warnings;
     } catch (...) {
-        error e;
-        e.code = errc::out_of_memory;
-        e.detail = "checking the split set";
-        return unexpected(std::move(e));
+        return unexpected(out_of_memory_error("checking the split set"));
     }
 }
 
@@ -60,10 +57,7 @@ result<writer> merge_writer(const model& m, const model_source& src) noexcept {
         for (std::string_view k : split_keys) changes.push_back(metadata_change::erase(std::string(k)));
         return rewrite(m, src, changes, m.tensors());
     } catch (...) {
-        error e;
-        e.code = errc::out_of_memory;
-        e.detail = "preparing the merge";
-        return unexpected(std::move(e));
+        return unexpected(out_of_memory_error("preparing the merge"));
     }
 }
 

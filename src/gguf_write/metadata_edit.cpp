@@ -543,7 +543,7 @@ result<metadata_edit_plan> plan_metadata_edit(const model& m, std::span<const me
         p.finish();
         return plan;
     } catch (const std::bad_alloc&) {
-        return unexpected(make_error(errc::out_of_memory, {}, "planning the metadata edit"));
+        return unexpected(out_of_memory_error("planning the metadata edit"));
     }
 }
 

@@ -70,6 +70,8 @@ void model_source::close_all() noexcept {
 }
 
 result<model_source> model_source::open(const model& m) noexcept {
+    // Every writer copies tensor bytes through a model_source: a model opened from heads has none.
+    if (auto whole = m.require_complete(); !whole) return unexpected(whole.error());
     try {
         model_source out;
         out.fds_.reserve(m.parts().size());

@@ -231,15 +231,9 @@ result<plan> plan::make(std::span<const kv_desc> kvs, std::span<const tensor_des
         p.tensors_ = std::move(l.tensors);
         return p;
     } catch (const std::bad_alloc&) {
-        error e;
-        e.code = errc::out_of_memory;
-        e.detail = "planning";
-        return unexpected(std::move(e));
+        return unexpected(out_of_memory_error("planning"));
     } catch (...) {  // std::length_error from a container: sizes beyond what memory can hold
-        error e;
-        e.code = errc::out_of_memory;
-        e.detail = "planning";
-        return unexpected(std::move(e));
+        return unexpected(out_of_memory_error("planning"));
     }
 }
 

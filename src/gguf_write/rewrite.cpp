@@ -66,10 +66,7 @@ result<writer> rewrite(const model& m, const model_source& src, std::span<const 
         }
         return w;
     } catch (...) {
-        error e;
-        e.code = errc::out_of_memory;
-        e.detail = "planning the rewrite";
-        return unexpected(std::move(e));
+        return unexpected(out_of_memory_error("planning the rewrite"));
     }
 }
 

@@ -242,15 +242,50 @@ writer& writer::set_string(std::string_view k, std::string_view v) noexcept {
     });
 }
 
+void writer::failed(error e) noexcept {
+    if (!deferred_) deferred_.emplace(std::move(e));
+}
+
+writer& writer::refuse_array(std::string_view k, value_type type, std::optional<value_type> given) noexcept {
+    error e;
+    e.code = errc::type_mismatch;
+    e.where = section::metadata;
+    e.subject = k;
+    e.expected = static_cast<std::uint32_t>(type);
+    // A C++ type with no GGUF tag is reported as the invalid tag 13 (one past the last).
+    e.found = given ? static_cast<std::uint32_t>(*given) : 13;
+    failed(std::move(e));
+    return *this;
+}
+
 writer& writer::set_array(std::string_view k, value_type type, std::span<const std::byte> elements) noexcept {
+    // value_size is 0 for string and array elements and for unknown tags: refused rather than
+    // stored as an empty array (strings have set_strings; nested arrays are not GGUF).
+    const std::uint32_t size = value_size(type);
+    if (size == 0 || elements.size() % size != 0) {
+        error e;
+        e.where = section::metadata;
+        e.subject = k;
+        if (type == value_type::array) {
+            e.code = errc::nested_array;
+        } else if (size == 0) {
+            e.code = errc::bad_value_type;
+            e.found = static_cast<std::uint32_t>(type);
+            if (type == value_type::string) e.detail = "set_array takes fixed-size elements; strings go through set_strings";
+        } else {
+            e.code = errc::buffer_size_mismatch;
+            e.expected = size;
+            e.found = elements.size();
+            e.detail = "array elements";
+        }
+        failed(std::move(e));
+        return *this;
+    }
     return put_encoded(k, value_type::array, [&] {
-        // value_size is 0 for string and array elements: such an array is stored empty, and the
-        // plan refuses an array of arrays.
-        const std::uint32_t size = value_size(type);
         std::vector<std::byte> e;
         append<std::uint32_t>(e, static_cast<std::uint32_t>(type));
-        append<std::uint64_t>(e, size == 0 ? 0 : elements.size() / size);
-        if (size != 0) append_bytes(e, elements.data(), elements.size() - elements.size() % size);
+        append<std::uint64_t>(e, elements.size() / size);
+        append_bytes(e, elements.data(), elements.size());
         return e;
     });
 }

@@ -34,11 +34,7 @@ gguf::result<std::unique_ptr<gguf::byte_source>> http_opener::open(const std::st
     try {
         stats = new_part(location);
     } catch (const std::bad_alloc&) {
-        gguf::error e;
-        e.code = gguf::errc::out_of_memory;
-        e.file = location;
-        e.detail = "opening the remote file";
-        return gguf::unexpected(std::move(e));
+        return gguf::unexpected(gguf::out_of_memory_error("opening the remote file"));
     }
     return open_http_source(location, options_, budget_, *stats);
 }
@@ -84,10 +80,10 @@ std::vector<gguf::result<gguf::fetched_head>> http_opener::fetch_heads(std::span
         for (auto& s : slots) out.push_back(std::move(*s));
     } catch (const std::bad_alloc&) {
         out.clear();
-        gguf::error e;
-        e.code = gguf::errc::out_of_memory;
-        e.detail = "fetching the parts";
-        out.emplace_back(gguf::unexpected(std::move(e)));
+        try {  // room for one result was given back by clear(); if not, the caller sees no parts
+            out.emplace_back(gguf::unexpected(gguf::out_of_memory_error("fetching the parts")));
+        } catch (...) {
+        }
     }
     return out;
 }

@@ -456,6 +456,49 @@ TEST(WriterRefuses, MetadataTheLoaderWouldRefuse) {
     }
 }
 
+// set_array used to store a string-typed array as an empty one and to reinterpret elements of
+// another C++ type (int32 bytes as u32, float bits as i32) without a word.
+TEST(WriterRefuses, ArraysWhoseElementsAreNotTheirTag) {
+    const std::vector<std::int32_t> ints{1, -2, 3};
+    const std::vector<float> floats{1.5f};
+    const std::vector<std::byte> five(5);
+    {
+        writer w;
+        w.set_array("s", value_type::string, std::span<const std::byte>());
+        EXPECT_TRUE(error_is(error_of(w.to_bytes()),
+                             {.code = errc::bad_value_type, .where = section::metadata, .found = 8, .subject = "s"}));
+    }
+    {
+        writer w;
+        w.set_array("u", value_type::u32, std::span<const std::int32_t>(ints));
+        EXPECT_TRUE(error_is(error_of(w.to_bytes()),
+                             {.code = errc::type_mismatch, .where = section::metadata, .expected = 4, .found = 5,
+                              .subject = "u"}));
+    }
+    {
+        writer w;
+        w.set_array("i", value_type::i32, std::span<const float>(floats));
+        EXPECT_TRUE(error_is(error_of(w.to_bytes()),
+                             {.code = errc::type_mismatch, .where = section::metadata, .expected = 5, .found = 6,
+                              .subject = "i"}));
+    }
+    {
+        writer w;
+        w.set_array("p", value_type::u32, std::span<const std::byte>(five));
+        EXPECT_TRUE(error_is(error_of(w.to_bytes()),
+                             {.code = errc::buffer_size_mismatch, .where = section::metadata, .expected = 4,
+                              .found = 5, .subject = "p"}));
+    }
+    {
+        // The matching types still write, and 0/1 bytes fill a boolean array.
+        writer w;
+        const std::vector<std::uint8_t> flags{0, 1};
+        w.set_array("i", value_type::i32, std::span<const std::int32_t>(ints))
+            .set_array("b", value_type::boolean, std::span<const std::uint8_t>(flags));
+        EXPECT_TRUE(w.to_bytes().has_value());
+    }
+}
+
 }  // namespace
 
 TEST(WriterKeys, SetAgainReplacesInPlaceAndEraseKeepsOrder) {

@@ -39,8 +39,10 @@ using compare_progress = std::function<void(std::string_view name, std::uint64_t
 
 /// Every tensor that differs: A's in A's order (only in A, changed, data differs), then B's new
 /// ones in B's order; identical tensors are only counted. With `values`, tensors of the same ne are
-/// converted chunk by chunk (bounded memory) and compared (value_compare). Throws std::bad_alloc.
-std::vector<tensor_difference> diff_tensors(const gguf::model& a, const gguf::model& b, bool values, tensor_counts& counts,
-                                            const compare_progress& progress = {});
+/// converted chunk by chunk (bounded memory) and compared (value_compare). @returns
+/// model_incomplete when either model was opened from heads only (it has no tensor bytes to
+/// compare). Throws std::bad_alloc.
+gguf::result<std::vector<tensor_difference>> diff_tensors(const gguf::model& a, const gguf::model& b, bool values,
+                                                          tensor_counts& counts, const compare_progress& progress = {});
 
 }  // namespace minfer::compare

@@ -158,10 +158,19 @@ enum class errc : std::uint8_t {
     // estimates (minfer::estimate: what llama.cpp allocates; never returned by open)
     bad_hyperparameter,  ///< an architecture key llama.cpp cannot use (0 heads, KV heads that do not divide the
                          ///< heads, a per-layer array of the wrong length, …); subject = the key, detail = why
+    // consumers of tensor bytes (check, compare, core, the writers): the verified-root rule
+    model_incomplete,  ///< a model opened from heads only (a remote model) given to a function that needs its
+                       ///< tensor bytes; expected = the file's size, found = the bytes held, file = the part
 };
 
+/// An out_of_memory error saying what was being done when the text can be stored, and only the
+/// code when it cannot: building it never throws, so a catch (std::bad_alloc) handler of a noexcept
+/// function can return it (a detail assigned there by hand could throw again: std::terminate).
+struct error;
+error out_of_memory_error(std::string_view what = {}) noexcept;
+
 /// The last code of the list (update it when appending a code; tests walk 1..last_code).
-inline constexpr errc last_code = errc::bad_hyperparameter;
+inline constexpr errc last_code = errc::model_incomplete;
 
 /// The region of a GGUF file an error belongs to.
 enum class section : std::uint8_t { file, header, metadata, tensor_info, data, split, access };

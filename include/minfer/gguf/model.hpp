@@ -79,6 +79,12 @@ public:
     const std::filesystem::path& path() const&& = delete;
     /// Sum of the sizes of all part files (each part's file_size(): the whole file, also for a head).
     std::uint64_t file_bytes() const noexcept;
+    /// Whether every part's bytes are held whole. A model opened from heads (a remote opener) is
+    /// not: its tensor_data() is empty past the head. Every library function that reads tensor
+    /// bytes checks this and refuses an incomplete model with model_incomplete (require_complete).
+    bool complete() const noexcept;
+    /// ok, or model_incomplete naming the first part whose bytes are not all held.
+    result<void> require_complete() const noexcept;
 
     /// A metadata entry of part 1; nullptr when absent.
     const kv* find(std::string_view key) const& noexcept MINFER_LIFETIMEBOUND { return metadata().find(key); }

@@ -15,6 +15,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
@@ -54,10 +55,22 @@ public:
     writer& set_i64(std::string_view key, std::int64_t v) noexcept;
     writer& set_f64(std::string_view key, double v) noexcept;
     writer& set_string(std::string_view key, std::string_view v) noexcept;
-    /// A fixed-size array: `elements` holds count * value_size(type) little-endian bytes.
+    /// A fixed-size array: `elements` holds count * value_size(type) little-endian bytes. A type
+    /// without a fixed size (string, array, an unknown tag) is refused as bad_value_type (strings:
+    /// set_strings), and bytes that are not whole elements as buffer_size_mismatch (expected = the
+    /// element size, found = the bytes given); the refusal is reported by make_plan()/write(), as
+    /// every builder failure, and the key is left as it was.
     writer& set_array(std::string_view key, value_type type, std::span<const std::byte> elements) noexcept;
+    /// The same from typed elements: T must be the C++ type of `type` (std::uint32_t for u32,
+    /// float for f32, bool or std::uint8_t for boolean, …); another type, even one of the same width, is refused as
+    /// type_mismatch (expected = `type`, found = T's tag), since its bytes would be read as `type`.
     template <class T>
     writer& set_array(std::string_view key, value_type type, std::span<const T> elements) noexcept {
+        constexpr std::optional<value_type> tag = element_tag<T>();
+        // Bytes of 0/1 are GGUF's booleans too (a vector<bool> has no span), so u8 elements may
+        // fill a boolean array; the plan checks each is 0 or 1.
+        const bool bytes_as_bool = type == value_type::boolean && tag == value_type::u8;
+        if (!tag || (*tag != type && !bytes_as_bool)) return refuse_array(key, type, tag);
         return set_array(key, type, std::as_bytes(elements));
     }
     writer& set_strings(std::string_view key, std::span<const std::string_view> strings) noexcept;
@@ -127,6 +140,27 @@ private:
         }
     }
     void failed(const char* what) noexcept;
+    /// Record `e` as the builder's failure (the first one is kept).
+    void failed(error e) noexcept;
+    /// set_array<T>'s refusal of elements whose C++ type is not the tag's.
+    writer& refuse_array(std::string_view key, value_type type, std::optional<value_type> given) noexcept;
+    /// The tag of a C++ element type, if it is one of GGUF's fixed-size scalars.
+    template <class T>
+    static constexpr std::optional<value_type> element_tag() noexcept {
+        using U = std::remove_cv_t<T>;
+        if constexpr (std::is_same_v<U, bool>) return value_type::boolean;
+        else if constexpr (std::is_same_v<U, std::uint8_t>) return value_type::u8;
+        else if constexpr (std::is_same_v<U, std::int8_t>) return value_type::i8;
+        else if constexpr (std::is_same_v<U, std::uint16_t>) return value_type::u16;
+        else if constexpr (std::is_same_v<U, std::int16_t>) return value_type::i16;
+        else if constexpr (std::is_same_v<U, std::uint32_t>) return value_type::u32;
+        else if constexpr (std::is_same_v<U, std::int32_t>) return value_type::i32;
+        else if constexpr (std::is_same_v<U, std::uint64_t>) return value_type::u64;
+        else if constexpr (std::is_same_v<U, std::int64_t>) return value_type::i64;
+        else if constexpr (std::is_same_v<U, float>) return value_type::f32;
+        else if constexpr (std::is_same_v<U, double>) return value_type::f64;
+        else return std::nullopt;
+    }
     std::vector<kv_desc> kv_descs() const;
 
     std::vector<kv_record> kvs_;

@@ -39,10 +39,7 @@ result<file_view> file_view::parse(std::span<const std::byte> bytes, const limit
     try {
         return parser(bytes, caps).run();
     } catch (const std::bad_alloc&) {
-        error e;
-        e.code = errc::out_of_memory;
-        e.detail = "indexing the file";
-        return unexpected(std::move(e));
+        return unexpected(out_of_memory_error("indexing the file"));
     }
 }
 
@@ -51,10 +48,7 @@ result<file_view> file_view::parse_head(std::span<const std::byte> head, std::ui
     try {
         return parser(head, file_size, caps).run();
     } catch (const std::bad_alloc&) {
-        error e;
-        e.code = errc::out_of_memory;
-        e.detail = "indexing the file";
-        return unexpected(std::move(e));
+        return unexpected(out_of_memory_error("indexing the file"));
     }
 }
 
