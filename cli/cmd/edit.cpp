@@ -32,6 +32,7 @@
 #include "minfer/gguf_write/in_place.hpp"
 #include "minfer/gguf_write/metadata_edit.hpp"
 #include "minfer/gguf_write/model_source.hpp"
+#include "minfer/gguf_write/output_path.hpp"
 #include "minfer/gguf_write/rewrite.hpp"
 
 namespace minfer::cli {
@@ -303,10 +304,14 @@ int run(out_buffer& out) {
                                         "holds the metadata), or merge it first (minfer merge)",
                                         path_text(opt.path), n_parts),
                             exit_usage);
-            std::error_code ec;
-            if (fs::exists(opt.output, ec) && !opt.force)
-                return fail(fmt::format("the output {} exists; add --force to replace it", path_text(opt.output)),
-                            exit_usage);
+            // Before any work: a FIFO, device or directory is never replaced (not even with --force),
+            // an existing file only with --force (docs/CLI.md "Output files"). atomic_file checks again.
+            if (auto checked = gguf::check_output_path(fs::path(opt.output), opt.force); !checked) {
+                if (gguf::is_output_exists(checked.error()))
+                    return fail(fmt::format("the output {} exists; add --force to replace it", path_text(opt.output)),
+                                exit_usage);
+                return report(checked.error());
+            }
         }
     }
 
@@ -386,7 +391,7 @@ int run(out_buffer& out) {
     line.finish();
     if (!written) {
         const gguf::error& e = written.error();
-        if (e.code == gguf::errc::io_error && e.sys_errno == EEXIST && !opt.force)
+        if (gguf::is_output_exists(e) && !opt.force)
             return fail(fmt::format("the output {} exists; add --force to replace it", path_text(opt.output)),
                         exit_usage);
         return report(e);

@@ -36,6 +36,7 @@
 #include "commands.hpp"
 #include "minfer/gguf/text.hpp"
 #include "minfer/gguf_write/atomic_file.hpp"
+#include "minfer/gguf_write/output_path.hpp"
 #include "minfer/quant/dequantize.hpp"
 
 namespace minfer::cli {
@@ -425,21 +426,20 @@ gguf::result<gguf::atomic_file> open_dump(const gguf::model& m, int& usage) {
                                         gguf::escape(opt.dump), *part + 1));
         return gguf::unexpected(gguf::error{});
     }
-    std::error_code ec;
-    const auto status = std::filesystem::symlink_status(opt.dump, ec);
-    // The dump replaces FILE by a rename: a device or a directory there (/dev/null, as root) must
-    // never be replaced. Standard output (-) is the way to a device or a pipe.
-    const auto type = status.type();
-    if (!ec && type != std::filesystem::file_type::not_found && type != std::filesystem::file_type::regular &&
-        type != std::filesystem::file_type::symlink) {
-        usage = usage_error(gguf::escape(opt.dump) +
-                            " is not a regular file; --dump writes a new file in its place (use --dump - to write "
-                            "to standard output)");
-        return gguf::unexpected(gguf::error{});
-    }
-    if (!opt.force && !ec && type != std::filesystem::file_type::not_found) {
-        usage = usage_error(gguf::escape(opt.dump) + " already exists (use --force to replace it)");
-        return gguf::unexpected(gguf::error{});
+    // The dump is a new file put in place by a rename (atomic_file), like every output: a device, FIFO
+    // or directory there (/dev/null, as root) is never replaced, not even with --force; a link's target
+    // is (docs/CLI.md "Output files"). Standard output (-) is the way into a pipe, a FIFO or a device.
+    if (auto checked = gguf::check_output_path(opt.dump, opt.force); !checked) {
+        if (gguf::is_output_exists(checked.error())) {
+            usage = usage_error(gguf::escape(opt.dump) + " already exists (use --force to replace it)");
+            return gguf::unexpected(gguf::error{});
+        }
+        if (checked.error().code == gguf::errc::output_not_regular) {
+            usage = usage_error(checked.error().message());
+            fmt::print(stderr, "To write into a pipe, a FIFO or a device: --dump - and redirect standard output\n");
+            return gguf::unexpected(gguf::error{});
+        }
+        return gguf::unexpected(std::move(checked).error());
     }
     gguf::atomic_file_options fo;
     fo.replace_existing = opt.force;

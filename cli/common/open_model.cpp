@@ -130,7 +130,8 @@ int exit_code_for(const gguf::error& e) noexcept {
         case gguf::errc::range_ignored:
         case gguf::errc::bad_content_range:
         case gguf::errc::transfer_failed: return exit_io;
-        case gguf::errc::bad_value_text: return exit_usage;  // the command line's value, not the file
+        case gguf::errc::bad_value_text:  // the command line's value, not the file
+        case gguf::errc::output_not_regular: return exit_usage;  // an output that names no file to replace
         default: return exit_parse;
     }
 }

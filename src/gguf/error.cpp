@@ -11,7 +11,7 @@
 namespace minfer::gguf {
 namespace {
 
-constexpr std::array<std::string_view, 68> code_names{
+constexpr std::array<std::string_view, 69> code_names{
     "ok", "io_error", "out_of_memory", "truncated", "bad_magic", "bad_version", "byte_swapped",
     "version_unsupported", "version_too_new", "negative_count", "count_too_large", "empty_key", "duplicate_key",
     "bad_value_type", "nested_array", "string_too_long", "string_exceeds_file", "array_too_long",
@@ -24,7 +24,7 @@ constexpr std::array<std::string_view, 68> code_names{
     "split_bad_name", "bad_value_text", "token_not_found", "no_room_in_place", "journal_present", "journal_invalid",
     "too_many_parts", "type_not_convertible", "buffer_size_mismatch", "hash_unavailable", "manifest_too_large",
     "manifest_bad_line", "head_incomplete", "fetch_budget_exceeded", "http_status", "range_ignored",
-    "bad_content_range", "transfer_failed", "bad_hyperparameter", "unknown"};
+    "bad_content_range", "transfer_failed", "bad_hyperparameter", "output_not_regular", "unknown"};
 
 constexpr std::array<std::string_view, 7> section_names{"file", "header", "metadata", "tensor_info", "data", "split",
                                                         "access"};
@@ -231,6 +231,10 @@ std::string error::describe(bool path_said) const {
             return "the transfer failed" + (detail.empty() ? std::string() : ": " + detail);
         case errc::bad_hyperparameter:
             return detail.empty() ? "key " + s + " holds a value llama.cpp cannot use" : detail;
+        case errc::output_not_regular:
+            return "cannot write the output" + (path_said || file.empty() ? std::string() : " " + quoted(file)) + ": " +
+                   (detail.empty() ? std::string("it is not a regular file") : detail) +
+                   "; an output only creates a new file or replaces a regular one";
         case errc::key_not_found: return "key " + s + " not found";
         case errc::type_mismatch:
             return (subject.empty() ? std::string("value") : "key " + s) + " has type " + vt_name(found) + ", expected " +

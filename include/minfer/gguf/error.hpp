@@ -158,10 +158,13 @@ enum class errc : std::uint8_t {
     // estimates (minfer::estimate: what llama.cpp allocates; never returned by open)
     bad_hyperparameter,  ///< an architecture key llama.cpp cannot use (0 heads, KV heads that do not divide the
                          ///< heads, a per-layer array of the wrong length, …); subject = the key, detail = why
+    // outputs (every write of the toolbox, gguf_write's output_path.hpp)
+    output_not_regular,  ///< an output names a directory, FIFO, device, socket (or a link to one, or a dangling
+                         ///< link): never replaced, even with force; file = the path, found = st_mode & S_IFMT
 };
 
 /// The last code of the list (update it when appending a code; tests walk 1..last_code).
-inline constexpr errc last_code = errc::bad_hyperparameter;
+inline constexpr errc last_code = errc::output_not_regular;
 
 /// The region of a GGUF file an error belongs to.
 enum class section : std::uint8_t { file, header, metadata, tensor_info, data, split, access };
