@@ -233,8 +233,8 @@ std::string error::describe(bool path_said) const {
             return detail.empty() ? "key " + s + " holds a value llama.cpp cannot use" : detail;
         case errc::output_not_regular:
             return "cannot write the output" + (path_said || file.empty() ? std::string() : " " + quoted(file)) + ": " +
-                   (detail.empty() ? std::string("it is not a regular file") : detail) +
-                   "; an output only creates a new file or replaces a regular one";
+                   (detail.empty() ? std::string("it") : detail) +
+                   ", not a regular file: an output only ever creates a file or replaces a regular one";
         case errc::key_not_found: return "key " + s + " not found";
         case errc::type_mismatch:
             return (subject.empty() ? std::string("value") : "key " + s) + " has type " + vt_name(found) + ", expected " +

@@ -83,7 +83,7 @@ result<output_path> check_output_path(const std::filesystem::path& path, bool re
             if (fd.fd < 0) {
                 if (errno == ENOENT) {
                     error e = file_error(errc::output_not_regular, path,
-                                         "it is a symbolic link to a missing file (remove the link, or name its target)");
+                                         "it is a symbolic link to a missing file");
                     e.found = static_cast<std::uint64_t>(S_IFLNK);
                     return unexpected(std::move(e));
                 }
