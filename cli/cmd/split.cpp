@@ -228,7 +228,7 @@ void split_add_options(CLI::App& sub) {
     sub.add_flag("--no-tensor-first-split", opt.no_tensor_first_split,
                  "Part 1 holds only the metadata, no tensor");
     sub.add_flag("--dry-run", opt.dry_run, "Print the plan (each part's name, tensors, size) and write nothing");
-    sub.add_flag("--force", opt.force, "Replace part files that already exist");
+    sub.add_flag("--force", opt.force, "Replace part files that already exist (regular files, or links' targets; never a FIFO, device or directory)");
     sub.add_flag("--quiet", opt.quiet, "No progress line and no summary (warnings and errors are still printed)");
 }
 

@@ -617,7 +617,7 @@ void tensor_add_options(CLI::App& sub) {
     sub.add_option("--dump", opt.dump,
                    "Write all values as raw little-endian f32 in ggml element order (n_elements x 4 bytes) to FILE "
                    "(atomically), or to standard output with -");
-    sub.add_flag("--force", opt.force, "With --dump FILE: replace FILE if it exists (never a file of the model)");
+    sub.add_flag("--force", opt.force, "With --dump FILE: replace FILE if it exists (a regular file, or a link's target; never a file of the model, a FIFO, device or directory: use --dump - for those)");
     sub.add_flag("--json", opt.json, "Print one JSON document with the same facts");
     sub.add_flag("--no-mmap", opt.no_mmap, "Read the file into memory instead of mapping it");
     sub.footer(
@@ -625,7 +625,7 @@ void tensor_add_options(CLI::App& sub) {
         "  0  success\n"
         "  1  the file is not a valid GGUF model; no tensor of that name (close names are suggested); the\n"
         "     tensor's type cannot be converted to f32 (q8_1, i64: the layout is still printed)\n"
-        "  2  usage error (bad option, --rows outside the tensor, --dump FILE exists without --force)\n"
+        "  2  usage error (bad option, --rows outside the tensor, --dump FILE exists without --force or is not a regular file)\n"
         "  3  I/O error: a file cannot be read or the dump cannot be written, out of memory\n");
 }
 
