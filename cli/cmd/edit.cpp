@@ -32,6 +32,7 @@
 #include "minfer/gguf_write/in_place.hpp"
 #include "minfer/gguf_write/metadata_edit.hpp"
 #include "minfer/gguf_write/model_source.hpp"
+#include "minfer/gguf_write/output_path.hpp"
 #include "minfer/gguf_write/rewrite.hpp"
 
 namespace minfer::cli {
@@ -303,10 +304,14 @@ int run(out_buffer& out) {
                                         "holds the metadata), or merge it first (minfer merge)",
                                         path_text(opt.path), n_parts),
                             exit_usage);
-            std::error_code ec;
-            if (fs::exists(opt.output, ec) && !opt.force)
-                return fail(fmt::format("the output {} exists; add --force to replace it", path_text(opt.output)),
-                            exit_usage);
+            // Before any work: a FIFO, device or directory is never replaced (not even with --force),
+            // an existing file only with --force (docs/CLI.md "Output files"). atomic_file checks again.
+            if (auto checked = gguf::check_output_path(fs::path(opt.output), opt.force); !checked) {
+                if (gguf::is_output_exists(checked.error()))
+                    return fail(fmt::format("the output {} exists; add --force to replace it", path_text(opt.output)),
+                                exit_usage);
+                return report(checked.error());
+            }
         }
     }
 
@@ -386,7 +391,7 @@ int run(out_buffer& out) {
     line.finish();
     if (!written) {
         const gguf::error& e = written.error();
-        if (e.code == gguf::errc::io_error && e.sys_errno == EEXIST && !opt.force)
+        if (gguf::is_output_exists(e) && !opt.force)
             return fail(fmt::format("the output {} exists; add --force to replace it", path_text(opt.output)),
                         exit_usage);
         return report(e);
@@ -412,7 +417,8 @@ void edit_add_options(CLI::App& sub) {
         "  1  the model cannot take the change: a key or token it does not have, no room in place, an undo\n"
         "     journal beside it; or the input is not a valid GGUF model\n"
         "  2  usage error: bad option, a value that does not parse or fit its type, an unknown type name, the\n"
-        "     output exists (without --force) or is the input\n"
+        "     output exists (without --force), is the input, or is not a regular file (a FIFO, device,\n"
+        "     directory: never replaced, even with --force)\n"
         "  3  I/O error: the input, a split part or a template file cannot be read, the output cannot be\n"
         "     written (disk full, permission), out of memory\n");
     sub.add_option("model", opt.path, "The .gguf file to edit, or part 1 of a split set (with --in-place)");
@@ -443,7 +449,7 @@ void edit_add_options(CLI::App& sub) {
     change_opt.description = sub.add_option("--description", opt.description, "Set general.description");
     sub.add_flag("--dry-run", opt.dry_run,
                  "Print the changes and whether --in-place would fit; write nothing");
-    sub.add_flag("--force", opt.force, "Replace the output file if it exists");
+    sub.add_flag("--force", opt.force, "Replace the output file if it exists (a regular file, or a link's target; never a FIFO, device or directory)");
     reserve_opt = sub.add_option("--reserve", opt.reserve,
                    "With -o: leave SIZE bytes of room (a minfer.padding key) so that later --in-place edits can "
                    "grow the metadata; K/M/G = 10^3.., KiB/MiB/GiB = 2^10..");

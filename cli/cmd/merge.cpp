@@ -22,6 +22,7 @@
 #include "minfer/gguf/text.hpp"
 #include "minfer/gguf_write/merge.hpp"
 #include "minfer/gguf_write/model_source.hpp"
+#include "minfer/gguf_write/output_path.hpp"
 
 namespace minfer::cli {
 namespace {
@@ -51,10 +52,12 @@ int run(out_buffer& out) {
     if (const auto part = part_of(*m, opt.output))
         return usage_error(gguf::escape(opt.output) + " is part " + std::to_string(*part + 1) +
                            " of the input set; merge never writes over its input");
-    std::error_code ec;
-    const auto status = std::filesystem::symlink_status(opt.output, ec);
-    if (!opt.force && !ec && status.type() != std::filesystem::file_type::not_found)
-        return usage_error(gguf::escape(opt.output) + " already exists (use --force to replace it)");
+    // A FIFO, device or directory is never replaced, not even with --force (docs/CLI.md "Output files").
+    if (auto checked = gguf::check_output_path(opt.output, opt.force); !checked) {
+        if (gguf::is_output_exists(checked.error()))
+            return usage_error(gguf::escape(opt.output) + " already exists (use --force to replace it)");
+        return report_error(checked.error());
+    }
 
     for (const gguf::merge_warning& w : *warnings)
         fmt::print(stderr, "Warning: part {} has key '{}', which the merged file drops (it keeps part 1's metadata)\n",
@@ -101,7 +104,7 @@ void merge_add_options(CLI::App& sub) {
         ->required();
     sub.add_option("output", opt.output, "The merged .gguf file to write")->required();
     sub.add_flag("--dry-run", opt.dry_run, "Check the set and print what would be written; write nothing");
-    sub.add_flag("--force", opt.force, "Replace the output if it exists (never one of the parts)");
+    sub.add_flag("--force", opt.force, "Replace the output if it exists (a regular file, or a link's target; never one of the parts, a FIFO, device or directory)");
     sub.add_flag("--quiet", opt.quiet, "No progress line and no summary (warnings and errors are still printed)");
 }
 

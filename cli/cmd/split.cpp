@@ -30,6 +30,7 @@
 #include "commands.hpp"
 #include "minfer/gguf/text.hpp"
 #include "minfer/gguf_write/model_source.hpp"
+#include "minfer/gguf_write/output_path.hpp"
 #include "minfer/gguf_write/split_plan.hpp"
 
 namespace minfer::cli {
@@ -126,14 +127,20 @@ int run(out_buffer& out) {
     for (std::uint32_t i = 0; i < plan->part_count(); ++i) names.push_back(plan->part_name(opt.prefix, i));
 
     // A part may never be one of the input's files (not even with --force: a failure would then
-    // remove the input), and replaces an existing file only with --force.
+    // remove the input), replaces an existing file only with --force, and never a FIFO, device or
+    // directory (docs/CLI.md "Output files"). Every part is checked before anything is written; a
+    // part whose name is a link is written at the link's target (the link stays).
+    std::vector<std::string> targets;
     for (const std::string& n : names) {
         if (part_of(*m, n))
             return usage_error(gguf::escape(n) + " is a file of the input model; split never writes over its input");
-        std::error_code ec;
-        const auto status = std::filesystem::symlink_status(n, ec);
-        if (!opt.force && !ec && status.type() != std::filesystem::file_type::not_found)
-            return usage_error(gguf::escape(n) + " already exists (use --force to replace it)");
+        auto checked = gguf::check_output_path(n, opt.force);
+        if (!checked) {
+            if (gguf::is_output_exists(checked.error()))
+                return usage_error(gguf::escape(n) + " already exists (use --force to replace it)");
+            return report_error(checked.error());
+        }
+        targets.push_back(checked->path.string());
     }
 
     // One warning per oversized part, the first ten in full (a tiny limit on a big model would
@@ -175,7 +182,7 @@ int run(out_buffer& out) {
         // old part 1 goes first, for the same reason (its old siblings are being replaced).
         if (opt.force && plan->part_count() > 1) {
             std::error_code ec;
-            std::filesystem::remove(names[0], ec);
+            std::filesystem::remove(targets[0], ec);  // a regular file (checked above), a link's target
         }
         const std::uint32_t n_parts = plan->part_count();
         for (std::uint32_t k = 0; k < n_parts; ++k) {
@@ -184,14 +191,14 @@ int run(out_buffer& out) {
             wo.file.replace_existing = opt.force;
             wo.progress = [&bar, before, total](std::uint64_t done, std::uint64_t) { bar.update(before + done, total); };
             auto w = plan->part_writer(*m, *src, i);
-            gguf::result<void> r = w ? w->write(names[i], wo) : gguf::result<void>(gguf::unexpected(w.error()));
+            gguf::result<void> r = w ? w->write(targets[i], wo) : gguf::result<void>(gguf::unexpected(w.error()));
             if (!r) {
                 bar.finish();
                 fmt::print(stderr, "Error: writing part {} of {}: {}\n", i + 1, plan->part_count(), r.error().message());
                 remove_written(written);
                 return exit_code_for(r.error());
             }
-            written.push_back(names[i]);
+            written.push_back(targets[i]);
             before += plan->parts()[i].file_size;
         }
     }
@@ -221,7 +228,7 @@ void split_add_options(CLI::App& sub) {
     sub.add_flag("--no-tensor-first-split", opt.no_tensor_first_split,
                  "Part 1 holds only the metadata, no tensor");
     sub.add_flag("--dry-run", opt.dry_run, "Print the plan (each part's name, tensors, size) and write nothing");
-    sub.add_flag("--force", opt.force, "Replace part files that already exist");
+    sub.add_flag("--force", opt.force, "Replace part files that already exist (regular files, or links' targets; never a FIFO, device or directory)");
     sub.add_flag("--quiet", opt.quiet, "No progress line and no summary (warnings and errors are still printed)");
 }
 

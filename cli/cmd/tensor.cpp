@@ -36,6 +36,7 @@
 #include "commands.hpp"
 #include "minfer/gguf/text.hpp"
 #include "minfer/gguf_write/atomic_file.hpp"
+#include "minfer/gguf_write/output_path.hpp"
 #include "minfer/quant/dequantize.hpp"
 
 namespace minfer::cli {
@@ -425,21 +426,20 @@ gguf::result<gguf::atomic_file> open_dump(const gguf::model& m, int& usage) {
                                         gguf::escape(opt.dump), *part + 1));
         return gguf::unexpected(gguf::error{});
     }
-    std::error_code ec;
-    const auto status = std::filesystem::symlink_status(opt.dump, ec);
-    // The dump replaces FILE by a rename: a device or a directory there (/dev/null, as root) must
-    // never be replaced. Standard output (-) is the way to a device or a pipe.
-    const auto type = status.type();
-    if (!ec && type != std::filesystem::file_type::not_found && type != std::filesystem::file_type::regular &&
-        type != std::filesystem::file_type::symlink) {
-        usage = usage_error(gguf::escape(opt.dump) +
-                            " is not a regular file; --dump writes a new file in its place (use --dump - to write "
-                            "to standard output)");
-        return gguf::unexpected(gguf::error{});
-    }
-    if (!opt.force && !ec && type != std::filesystem::file_type::not_found) {
-        usage = usage_error(gguf::escape(opt.dump) + " already exists (use --force to replace it)");
-        return gguf::unexpected(gguf::error{});
+    // The dump is a new file put in place by a rename (atomic_file), like every output: a device, FIFO
+    // or directory there (/dev/null, as root) is never replaced, not even with --force; a link's target
+    // is (docs/CLI.md "Output files"). Standard output (-) is the way into a pipe, a FIFO or a device.
+    if (auto checked = gguf::check_output_path(opt.dump, opt.force); !checked) {
+        if (gguf::is_output_exists(checked.error())) {
+            usage = usage_error(gguf::escape(opt.dump) + " already exists (use --force to replace it)");
+            return gguf::unexpected(gguf::error{});
+        }
+        if (checked.error().code == gguf::errc::output_not_regular) {
+            usage = usage_error(checked.error().message());
+            fmt::print(stderr, "To write into a pipe, a FIFO or a device: --dump - and redirect standard output\n");
+            return gguf::unexpected(gguf::error{});
+        }
+        return gguf::unexpected(std::move(checked).error());
     }
     gguf::atomic_file_options fo;
     fo.replace_existing = opt.force;
@@ -617,7 +617,7 @@ void tensor_add_options(CLI::App& sub) {
     sub.add_option("--dump", opt.dump,
                    "Write all values as raw little-endian f32 in ggml element order (n_elements x 4 bytes) to FILE "
                    "(atomically), or to standard output with -");
-    sub.add_flag("--force", opt.force, "With --dump FILE: replace FILE if it exists (never a file of the model)");
+    sub.add_flag("--force", opt.force, "With --dump FILE: replace FILE if it exists (a regular file, or a link's target; never a file of the model, a FIFO, device or directory: use --dump - for those)");
     sub.add_flag("--json", opt.json, "Print one JSON document with the same facts");
     sub.add_flag("--no-mmap", opt.no_mmap, "Read the file into memory instead of mapping it");
     sub.footer(
@@ -625,7 +625,7 @@ void tensor_add_options(CLI::App& sub) {
         "  0  success\n"
         "  1  the file is not a valid GGUF model; no tensor of that name (close names are suggested); the\n"
         "     tensor's type cannot be converted to f32 (q8_1, i64: the layout is still printed)\n"
-        "  2  usage error (bad option, --rows outside the tensor, --dump FILE exists without --force)\n"
+        "  2  usage error (bad option, --rows outside the tensor, --dump FILE exists without --force or is not a regular file)\n"
         "  3  I/O error: a file cannot be read or the dump cannot be written, out of memory\n");
 }
 

@@ -130,8 +130,10 @@ int exit_code_for(const gguf::error& e) noexcept {
         case gguf::errc::range_ignored:
         case gguf::errc::bad_content_range:
         case gguf::errc::transfer_failed: return exit_io;
-        case gguf::errc::bad_value_text: return exit_usage;  // the command line's value, not the file
-        case gguf::errc::model_incomplete: return exit_usage;  // a remote model where the file is needed
+        case gguf::errc::bad_value_text:      // the command line's value, not the file
+        case gguf::errc::model_incomplete:    // a remote model where the file is needed
+        case gguf::errc::output_not_regular:  // an output that names no file to replace
+            return exit_usage;
         default: return exit_parse;
     }
 }

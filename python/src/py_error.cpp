@@ -37,7 +37,11 @@ const char* error_kind(gguf::errc code) noexcept {
 
 int cli_exit_code(gguf::errc code) noexcept {
     if (is_io(code)) return 3;
-    if (code == gguf::errc::bad_value_text || code == gguf::errc::model_incomplete) return 2;
+    // the command line's value, not the file: a value that does not parse, an output that is no file,
+    // a remote model where the file is needed
+    if (code == gguf::errc::bad_value_text || code == gguf::errc::model_incomplete ||
+        code == gguf::errc::output_not_regular)
+        return 2;
     return 1;
 }
 

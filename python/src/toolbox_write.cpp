@@ -16,6 +16,7 @@
 #include "minfer/gguf_write/merge.hpp"
 #include "minfer/gguf_write/metadata_edit.hpp"
 #include "minfer/gguf_write/model_source.hpp"
+#include "minfer/gguf_write/output_path.hpp"
 #include "minfer/gguf_write/rewrite.hpp"
 #include "minfer/gguf_write/split_plan.hpp"
 #include "toolbox_common.hpp"
@@ -160,9 +161,12 @@ py::dict edit(const std::string& path, const std::string& output,
                                 " parts; an output file would be a lone part 1 that loads only beside the other parts. "
                                 "Edit the set in place (part 1 holds the metadata), or merge it first",
                             path);
-            std::error_code ec;
-            if (fs::exists(output, ec) && !overwrite)
+            // The same check as the CLI's and atomic_file's (docs/CLI.md "Output files"): a FIFO,
+            // device or directory is never replaced, not even with overwrite=True.
+            auto checked = gguf::check_output_path(fs::path(output), overwrite);
+            if (!checked && gguf::is_output_exists(checked.error()))
                 raise_usage(std::string("the output ") + quoted_path(output) + " exists; pass overwrite=True to replace it", output);
+            if (!checked) raise_error(checked.error());
         }
     }
     if (reserve > 0 && in_place)
@@ -243,7 +247,7 @@ py::dict edit(const std::string& path, const std::string& output,
     }
     if (!written) {
         const gguf::error& e = written.error();
-        if (e.code == gguf::errc::io_error && e.sys_errno == EEXIST && !overwrite)
+        if (gguf::is_output_exists(e) && !overwrite)
             raise_usage(std::string("the output ") + quoted_path(output) + " exists; pass overwrite=True to replace it", output);
         raise_error(e);
     }
@@ -284,13 +288,15 @@ py::dict split(const std::string& path, const std::string& prefix, std::optional
 
     std::vector<std::string> names;
     for (std::uint32_t i = 0; i < plan.part_count(); ++i) names.push_back(plan.part_name(prefix, i));
+    std::vector<std::string> targets;  // where each part is written: a link's target (the link stays)
     for (const std::string& n : names) {
         if (part_of(m, n))
             raise_usage(gguf::escape(n) + " is a file of the input model; split never writes over its input", n);
-        std::error_code ec;
-        const auto status = fs::symlink_status(n, ec);
-        if (!overwrite && !ec && status.type() != fs::file_type::not_found)
+        auto checked = gguf::check_output_path(n, overwrite);
+        if (!checked && gguf::is_output_exists(checked.error()))
             raise_usage(gguf::escape(n) + " already exists (pass overwrite=True to replace it)", n);
+        if (!checked) raise_error(checked.error());
+        targets.push_back(checked->path.string());
     }
 
     py::dict r;
@@ -356,19 +362,19 @@ py::dict split(const std::string& path, const std::string& prefix, std::optional
             const std::uint32_t n_parts = plan.part_count();
             if (overwrite && n_parts > 1) {
                 std::error_code ec;
-                fs::remove(names[0], ec);
+                fs::remove(targets[0], ec);  // a regular file (checked above), a link's target
             }
             for (std::uint32_t k = 0; k < n_parts && !failure; ++k) {
                 const std::uint32_t i = n_parts > 1 ? (k + 1) % n_parts : 0;  // 2, 3, …, N, then 1
                 gguf::write_options wo;
                 wo.file.replace_existing = overwrite;
                 auto w = plan.part_writer(m, *src, i);
-                gguf::result<void> res = w ? w->write(names[i], wo) : gguf::result<void>(gguf::unexpected(w.error()));
+                gguf::result<void> res = w ? w->write(targets[i], wo) : gguf::result<void>(gguf::unexpected(w.error()));
                 if (!res) {
                     failure = res.error();
                     failed_part = i;
                 } else {
-                    written.push_back(names[i]);
+                    written.push_back(targets[i]);
                 }
             }
             if (failure)
@@ -379,7 +385,7 @@ py::dict split(const std::string& path, const std::string& prefix, std::optional
         }
     }
     if (failure) {
-        if (failure->code == gguf::errc::io_error && failure->sys_errno == EEXIST && !overwrite)
+        if (gguf::is_output_exists(*failure) && !overwrite)
             raise_usage(gguf::escape(names[failed_part]) + " already exists (pass overwrite=True to replace it)",
                         names[failed_part]);
         raise_error(*failure);
@@ -396,10 +402,11 @@ py::dict merge(const std::string& path, const std::string& output, bool dry_run,
         raise_usage(gguf::escape(output) + " is part " + std::to_string(*part + 1) +
                         " of the input set; merge never writes over its input",
                     output);
-    std::error_code ec;
-    const auto status = fs::symlink_status(output, ec);
-    if (!overwrite && !ec && status.type() != fs::file_type::not_found)
-        raise_usage(gguf::escape(output) + " already exists (pass overwrite=True to replace it)", output);
+    if (auto checked = gguf::check_output_path(output, overwrite); !checked) {
+        if (gguf::is_output_exists(checked.error()))
+            raise_usage(gguf::escape(output) + " already exists (pass overwrite=True to replace it)", output);
+        raise_error(checked.error());
+    }
 
     py::dict r;
     py::list warnings;
@@ -431,7 +438,7 @@ py::dict merge(const std::string& path, const std::string& output, bool dry_run,
     if (!planned) raise_error(planned.error());
     if (!written) {
         const gguf::error& e = written.error();
-        if (e.code == gguf::errc::io_error && e.sys_errno == EEXIST && !overwrite)
+        if (gguf::is_output_exists(e) && !overwrite)
             raise_usage(gguf::escape(output) + " already exists (pass overwrite=True to replace it)", output);
         raise_error(e);
     }

@@ -848,3 +848,88 @@ def test_the_toolbox_is_minfers():
     for n in ("edit", "split", "merge", "hash", "verify", "estimate", "diff"):
         assert getattr(minfer, n) is getattr(toolbox, n)
         assert getattr(toolbox, n).__doc__ and len(getattr(toolbox, n).__doc__) > 200
+
+
+# ------------------------------------------------------------------ outputs that are no regular file
+
+def _special_outputs(d: Path) -> dict:
+    """A FIFO, a character device (mknod 1,3: what /dev/null is; left out where mknod is not
+    allowed), a UNIX socket, a directory, a dangling link and a link to the FIFO, in `d`."""
+    import socket
+    import stat
+    made = {}
+    os.mkfifo(d / "fifo")
+    made["fifo"] = stat.S_ISFIFO
+    try:
+        os.mknod(d / "chr", 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+        made["chr"] = stat.S_ISCHR
+    except PermissionError:
+        print("note: mknod not allowed here; the character-device case is left out")
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.bind(str(d / "sock"))
+    s.close()
+    made["sock"] = stat.S_ISSOCK
+    (d / "dir").mkdir()
+    made["dir"] = stat.S_ISDIR
+    os.symlink(d / "nowhere", d / "dangling")
+    os.symlink(d / "fifo", d / "to-fifo")
+    made["dangling"] = made["to-fifo"] = stat.S_ISLNK
+    return made
+
+
+def test_outputs_never_replace_what_is_no_regular_file(minfer_cli, sample, tmp_path):
+    """edit, split and merge refuse a FIFO, a device, a socket, a directory or a dangling link as an
+    output, even with overwrite=True, as the tool does (exit 2, output_not_regular): as root, a rename
+    over /dev/null would have replaced the system's /dev/null."""
+    d = tmp_path / "special"
+    d.mkdir()
+    made = _special_outputs(d)
+    parts = toolbox.split(sample, tmp_path / "s", max_size="60K").parts
+    for name, is_kind in made.items():
+        out = d / name
+        for overwrite in (True, False):
+            calls = {
+                "edit": lambda: toolbox.edit(sample, out, name="x", overwrite=overwrite),
+                "merge": lambda: toolbox.merge(parts[0].path, out, overwrite=overwrite),
+            }
+            for what, call in calls.items():
+                with pytest.raises(RequestError) as e:
+                    call()
+                assert e.value.code == "output_not_regular", (name, what, e.value)
+                assert e.value.exit_code == 2 and e.value.file == str(out)
+                assert is_kind(os.lstat(out).st_mode), (name, what)
+        res = cli(minfer_cli, "edit", sample, "-o", out, "--name", "x", "--force")
+        assert res.returncode == 2 and b"[output_not_regular]" in res.stderr, (name, res.stderr)
+    assert not (d / "nowhere").exists()
+    assert sorted(os.listdir(d)) == sorted(made)  # no temporary left behind
+
+    # A split part that is a FIFO: refused before anything is written.
+    n = len(parts)
+    shutil.rmtree(tmp_path / "t", ignore_errors=True)
+    (tmp_path / "t").mkdir()
+    fifo_part = tmp_path / "t" / f"p-00002-of-{n:05d}.gguf"
+    os.mkfifo(fifo_part)
+    with pytest.raises(RequestError) as e:
+        toolbox.split(sample, tmp_path / "t" / "p", max_size="60K", overwrite=True)
+    assert e.value.code == "output_not_regular" and e.value.exit_code == 2
+    assert os.listdir(tmp_path / "t") == [fifo_part.name] and os.path.exists(fifo_part)
+
+
+def test_output_link_replaces_its_target(sample, tmp_path):
+    """An output that is a link to a regular file: with overwrite=True the target is replaced and the
+    link stays (as cp writes through a link); without it, the existing target is refused."""
+    (tmp_path / "store").mkdir()
+    target = write(tmp_path / "store" / "model.gguf", b"old")
+    link = tmp_path / "link.gguf"
+    os.symlink(Path("store") / "model.gguf", link)
+    with pytest.raises(RequestError) as e:
+        toolbox.edit(sample, link, name="x")
+    assert e.value.code == "usage" and target.read_bytes() == b"old"
+    toolbox.edit(sample, link, name="x", overwrite=True)
+    assert link.is_symlink() and os.readlink(link) == str(Path("store") / "model.gguf")
+    assert target.read_bytes()[:4] == b"GGUF" and os.listdir(tmp_path / "store") == ["model.gguf"]
+    first = toolbox.split(sample, tmp_path / "s", max_size="60K").parts[0].path
+    toolbox.merge(first, tmp_path / "m.gguf")
+    write(target, b"old")
+    toolbox.merge(first, link, overwrite=True)
+    assert link.is_symlink() and target.read_bytes() == (tmp_path / "m.gguf").read_bytes()

@@ -11,7 +11,7 @@
 namespace minfer::gguf {
 namespace {
 
-constexpr std::array<std::string_view, 69> code_names{
+constexpr std::array<std::string_view, 70> code_names{
     "ok", "io_error", "out_of_memory", "truncated", "bad_magic", "bad_version", "byte_swapped",
     "version_unsupported", "version_too_new", "negative_count", "count_too_large", "empty_key", "duplicate_key",
     "bad_value_type", "nested_array", "string_too_long", "string_exceeds_file", "array_too_long",
@@ -24,7 +24,7 @@ constexpr std::array<std::string_view, 69> code_names{
     "split_bad_name", "bad_value_text", "token_not_found", "no_room_in_place", "journal_present", "journal_invalid",
     "too_many_parts", "type_not_convertible", "buffer_size_mismatch", "hash_unavailable", "manifest_too_large",
     "manifest_bad_line", "head_incomplete", "fetch_budget_exceeded", "http_status", "range_ignored",
-    "bad_content_range", "transfer_failed", "bad_hyperparameter", "model_incomplete", "unknown"};
+    "bad_content_range", "transfer_failed", "bad_hyperparameter", "model_incomplete", "output_not_regular", "unknown"};
 
 constexpr std::array<std::string_view, 7> section_names{"file", "header", "metadata", "tensor_info", "data", "split",
                                                         "access"};
@@ -245,6 +245,10 @@ std::string error::describe(bool path_said) const {
             return "only the first " + num(found) + " of the file's " + num(expected) +
                    " bytes are held (a model opened from its head, such as a remote one): its tensor bytes are not "
                    "there; download the file first";
+        case errc::output_not_regular:
+            return "cannot write the output" + (path_said || file.empty() ? std::string() : " " + quoted(file)) + ": " +
+                   (detail.empty() ? std::string("it") : detail) +
+                   ", not a regular file: an output only ever creates a file or replaces a regular one";
         case errc::key_not_found: return "key " + s + " not found";
         case errc::type_mismatch:
             return (subject.empty() ? std::string("value") : "key " + s) + " has type " + vt_name(found) + ", expected " +

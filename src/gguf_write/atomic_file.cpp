@@ -3,6 +3,7 @@
 // relative to a descriptor of the target's directory opened once, so the temporary and the target
 // are always in the same directory (rename is atomic only within one filesystem).
 #include "minfer/gguf_write/atomic_file.hpp"
+#include "minfer/gguf_write/output_path.hpp"
 #include "errors.hpp"
 
 #include <cerrno>
@@ -41,6 +42,25 @@ std::string random_suffix() {
 // kernels or libcs that do not know the flag.
 bool tmpfile_unsupported(int err) { return err == EOPNOTSUPP || err == EISDIR || err == EINVAL; }
 
+// Just before the rename that replaces it: the name must still hold a regular file (or nothing).
+// create() checked it, but a FIFO, device or link may have been put there since (by the user, or by
+// anyone who can write the directory). A window remains between this fstatat and the rename; it is
+// harmless: rename never follows a link nor opens what it replaces (it swaps the directory entry, in
+// the directory opened at create()), and whoever can put something there can equally remove it.
+result<void> still_replaceable(int dir_fd, const std::string& leaf, const std::filesystem::path& target) {
+    struct stat st {};
+    if (::fstatat(dir_fd, leaf.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+        if (errno == ENOENT) return {};
+        return unexpected(io_error(target, "inspect the output", errno));
+    }
+    if (S_ISREG(st.st_mode)) return {};
+    // The same words as check_output_path's.
+    auto again = check_output_path(target, true);
+    if (!again) return unexpected(std::move(again).error());
+    return unexpected(detail::file_error(errc::output_not_regular, target, "it changed into something other than a "
+                                                                           "regular file while being written"));
+}
+
 constexpr int max_name_attempts = 16;  // collisions of 64 random bits: only an attacker causes more than one
 
 }  // namespace
@@ -50,9 +70,15 @@ result<atomic_file> atomic_file::create(const std::filesystem::path& target,
     try {
         atomic_file f;
         f.target_ = target;
-        f.target_leaf_ = target.filename().string();
         f.replace_existing_ = options.replace_existing;
-        const std::filesystem::path dir = target.has_parent_path() ? target.parent_path() : std::filesystem::path(".");
+        // Only a new name or a regular file is ever written (output_path.hpp); a link is followed
+        // here, once, and the rename below is relative to its target's directory. Whether a regular
+        // file may be replaced is the commit's decision (the kernel's, atomically), not this check's.
+        auto checked = check_output_path(target, true);
+        if (!checked) return unexpected(std::move(checked).error());
+        const std::filesystem::path& resolved = checked->path;
+        f.target_leaf_ = resolved.filename().string();
+        const std::filesystem::path dir = resolved.has_parent_path() ? resolved.parent_path() : std::filesystem::path(".");
         if (f.target_leaf_.empty() || f.target_leaf_ == "." || f.target_leaf_ == "..")
             return unexpected(io_error(target, "name the output file (the path is a directory)", EISDIR));
         f.dir_fd_ = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -201,6 +227,9 @@ result<void> atomic_file::commit() noexcept {
                                                                   : "rename the temporary file to",
                                            err));
             }
+        } else if (auto kind = still_replaceable(dir_fd_, target_leaf_, target_); !kind) {
+            discard();
+            return unexpected(std::move(kind).error());
         } else if (::renameat(dir_fd_, temp_leaf_.c_str(), dir_fd_, target_leaf_.c_str()) != 0) {
             const int err = errno;
             discard();  // removes the temporary

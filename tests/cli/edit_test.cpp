@@ -8,6 +8,7 @@
 #include <cstdlib>
 
 #include "cli_support.hpp"
+#include "special_files.hpp"
 #include "minfer/gguf_write/in_place.hpp"
 
 namespace minfer_cli_test {
@@ -438,6 +439,61 @@ TEST(CliEdit, OutputExistsNeedsForce) {
     const run_result f = run({"edit", in.string(), "-o", out.string(), "--name", "x", "--force"});
     ASSERT_EQ(f.rc, 0) << f.err;
     EXPECT_EQ(string_of(out, "general.name"), "x");
+}
+
+// -o names a FIFO, a device, a socket, a directory or a dangling link: refused with or without
+// --force, exit 2, the thing still there (as root, `-o /dev/null --force` replaced /dev/null).
+TEST(CliEdit, OutputThatIsNoRegularFileIsNeverReplaced) {
+    const fs::path in = fresh("special.gguf");
+    const fs::path dir = edit_dir() / "special";
+    fs::create_directories(dir);
+    std::vector<special_file> specials = make_special_files(dir, "out");
+    const fs::path dangling = dir / "dangling.gguf";
+    fs::remove(dangling);
+    fs::create_symlink(dir / "nowhere.gguf", dangling);
+    specials.push_back({"symbolic link to a missing file", dangling, fs::file_type::symlink});
+    const fs::path to_fifo = dir / "to-fifo.gguf";
+    fs::remove(to_fifo);
+    fs::create_symlink(specials.front().path, to_fifo);
+    specials.push_back({"symbolic link to a FIFO", to_fifo, fs::file_type::symlink});
+    for (const special_file& s : specials) {
+        for (const bool force : {true, false}) {
+            SCOPED_TRACE(s.kind + (force ? " --force" : ""));
+            std::vector<std::string> args{"edit", in.string(), "-o", s.path.string(), "--name", "x"};
+            if (force) args.push_back("--force");
+            const run_result r = run(args);
+            EXPECT_EQ(r.rc, 2) << r.err;
+            EXPECT_EQ(r.err.rfind("Error: " + s.path.string() + ": cannot write the output: it is a " + s.kind, 0), 0u)
+                << r.err;
+            EXPECT_NE(r.err.find("[output_not_regular]"), std::string::npos) << r.err;
+            EXPECT_EQ(fs::symlink_status(s.path).type(), s.type);
+        }
+    }
+    EXPECT_FALSE(fs::exists(dir / "nowhere.gguf"));
+    EXPECT_EQ(names_in(dir).size(), specials.size());  // no temporary left behind
+}
+
+// -o names a link to a regular file: with --force the target is replaced and the link stays (as
+// `cp` writes through a link); without it, the existing target is refused like any existing file.
+TEST(CliEdit, OutputLinkReplacesItsTarget) {
+    const fs::path in = fresh("linked.gguf");
+    const fs::path dir = edit_dir() / "linked";
+    fs::remove_all(dir);
+    fs::create_directories(dir / "real");
+    const fs::path target = dir / "real" / "model.gguf";
+    const fs::path link = dir / "link.gguf";
+    write_file(target, "old");
+    fs::create_symlink(fs::path("real") / "model.gguf", link);  // relative, as links usually are
+    const run_result r = run({"edit", in.string(), "-o", link.string(), "--name", "x"});
+    EXPECT_EQ(r.rc, 2);
+    EXPECT_EQ(r.err, "Error: the output '" + link.string() + "' exists; add --force to replace it\n");
+    EXPECT_EQ(slurp(target), "old");
+    const run_result f = run({"edit", in.string(), "-o", link.string(), "--name", "x", "--force", "--quiet"});
+    ASSERT_EQ(f.rc, 0) << f.err;
+    EXPECT_TRUE(fs::is_symlink(link));
+    EXPECT_EQ(fs::read_symlink(link), fs::path("real") / "model.gguf");
+    EXPECT_EQ(string_of(target, "general.name"), "x");
+    EXPECT_EQ(names_in(dir / "real"), (std::set<std::string>{"model.gguf"}));
 }
 
 TEST(CliEdit, OutputIsTheInput) {

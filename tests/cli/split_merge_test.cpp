@@ -2,12 +2,16 @@
 // its smallest trigger, the parts as the loader sees them (keys, types, sizes, alignment, bytes),
 // and split-then-merge giving back the same bytes (files made here and the real fixtures).
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+
+#include <csignal>
 
 #include <optional>
 #include <set>
 
 #include "cli_support.hpp"
+#include "special_files.hpp"
 #include "minfer/gguf_write/merge.hpp"
 
 namespace minfer_cli_test {
@@ -343,21 +347,90 @@ TEST(CliSplit, ExistingPartIsRefusedUnlessForce) {
     check_set(in, part(d, "o", 0, 2), 2);
 }
 
+// A part name that is a FIFO, a device, a socket or a directory: refused even with --force, before
+// anything is written (part 1's old file is not removed either), exit 2, the thing still there.
+TEST(CliSplit, PartThatIsNoRegularFileIsNeverReplaced) {
+    const fs::path d = fresh_dir("special");
+    const fs::path in = make_model(d / "in.gguf", 4);
+    for (const std::uint32_t at : {0u, 1u}) {
+        for (const fs::file_type type : special_types) {
+            SCOPED_TRACE(kind_name(type) + " as part " + std::to_string(at + 1));
+            const fs::path special = part(d, "o", at, 2);
+            const fs::path other = part(d, "o", 1 - at, 2);
+            if (!make_special(special, type)) continue;
+            write_file(other, "old");
+            const auto r = run({"split", in.string(), (d / "o").string(), "--split-max-tensors", "2", "--force"});
+            EXPECT_EQ(r.rc, 2) << r.err;
+            EXPECT_EQ(r.err.rfind("Error: " + special.string() + ": cannot write the output: it is a " + kind_name(type), 0),
+                      0u)
+                << r.err;
+            EXPECT_EQ(fs::symlink_status(special).type(), type);
+            EXPECT_EQ(slurp(other), "old");  // nothing written, nothing removed
+            fs::remove(special);
+            fs::remove(other);
+        }
+    }
+}
+
+// A part name that is a link to a regular file: with --force the part is written at the target and
+// the link stays (the set opens through it); a dangling link is refused.
+TEST(CliSplit, PartLinkReplacesItsTarget) {
+    const fs::path d = fresh_dir("linkpart");
+    const fs::path in = make_model(d / "in.gguf", 4);
+    fs::create_directories(d / "store");
+    write_file(d / "store" / "p1", "old 1");
+    write_file(d / "store" / "p2", "old 2");
+    fs::create_symlink(fs::path("store") / "p1", part(d, "o", 0, 2));
+    fs::create_symlink(d / "store" / "p2", part(d, "o", 1, 2));
+    const auto r = run({"split", in.string(), (d / "o").string(), "--split-max-tensors", "2", "--force", "--quiet"});
+    ASSERT_EQ(r.rc, 0) << r.err;
+    EXPECT_TRUE(fs::is_symlink(part(d, "o", 0, 2)));
+    EXPECT_TRUE(fs::is_symlink(part(d, "o", 1, 2)));
+    EXPECT_EQ(listing(d / "store"), (std::set<std::string>{"p1", "p2"}));
+    check_set(in, part(d, "o", 0, 2), 2);
+    EXPECT_EQ(slurp(d / "store" / "p2").substr(0, 4), "GGUF");  // the target is a part file now
+
+    fs::create_symlink(d / "nowhere", part(d, "q", 1, 2));
+    const auto dangling = run({"split", in.string(), (d / "q").string(), "--split-max-tensors", "2", "--force"});
+    EXPECT_EQ(dangling.rc, 2);
+    EXPECT_NE(dangling.err.find("it is a symbolic link to a missing file"), std::string::npos) << dangling.err;
+    EXPECT_FALSE(fs::exists(d / "nowhere"));
+    EXPECT_FALSE(fs::exists(part(d, "q", 0, 2)));
+}
+
 TEST(CliSplit, FailedSplitRemovesItsParts) {
     const fs::path d = fresh_dir("fail");
-    const fs::path in = make_model(d / "in.gguf", 6);
-    // Part 1's name is a non-empty directory: --force lets the run start, parts 2 and 3 are written
-    // (part 1 comes last, so no set is openable before all of it exists), then part 1 cannot
-    // replace the directory.
-    fs::create_directories(fs::path(part(d, "o", 0, 3)) / "x");
-    const auto r = run({"split", in.string(), (d / "o").string(), "--split-max-tensors", "2", "--force"});
+    // Part 1 (metadata and the first two tensors) is far larger than parts 2 and 3: with a file size
+    // limit between them (RLIMIT_FSIZE stands in for a full disk; SIGXFSZ ignored, so the write
+    // fails with EFBIG), parts 2 and 3 are written (part 1 comes last, so no set is openable before
+    // all of it exists), then part 1 cannot be. (A directory as part 1 no longer gets this far: it
+    // is refused before anything is written, CliSplit.PartThatIsNoRegularFileIsNeverReplaced.)
+    const fs::path in = d / "in.gguf";
+    {
+        gguf::writer w;
+        w.set_string("general.architecture", "llama");
+        w.set_string("general.description", std::string(200000, 'd'));
+        for (int i = 0; i < 6; ++i) {
+            const std::array<std::int64_t, 1> ne{16};
+            w.add_tensor("blk." + std::to_string(i) + ".weight", gguf::tensor_type::f32, ne,
+                         random_data(64, static_cast<std::uint32_t>(i + 1)));
+        }
+        must_write(w, in);
+    }
+    const auto old_handler = std::signal(SIGXFSZ, SIG_IGN);
+    rlimit old_limit{};
+    ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &old_limit), 0);
+    rlimit limit = old_limit;
+    limit.rlim_cur = 100000;
+    ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &limit), 0);
+    const auto r = run({"split", in.string(), (d / "o").string(), "--split-max-tensors", "2"});
+    ::setrlimit(RLIMIT_FSIZE, &old_limit);
+    std::signal(SIGXFSZ, old_handler);
     EXPECT_EQ(r.rc, 3) << r.err;
     EXPECT_NE(r.err.find("Error: writing part 1 of 3: "), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("Removed the 2 part(s) this run had written."), std::string::npos) << r.err;
     EXPECT_EQ(r.out, "");
-    EXPECT_FALSE(fs::exists(part(d, "o", 1, 3)));
-    EXPECT_FALSE(fs::exists(part(d, "o", 2, 3)));
-    EXPECT_EQ(listing(d), (std::set<std::string>{"in.gguf", gguf::split_file_name("o", 0, 3)}));
+    EXPECT_EQ(listing(d), (std::set<std::string>{"in.gguf"}));
 }
 
 TEST(CliSplit, NeverWritesOverItsInput) {
@@ -474,6 +547,28 @@ TEST(CliMerge, OutputExistsIsRefusedUnlessForceAndNeverAPart) {
     EXPECT_NE(r.err.find("is part 2 of the input set"), std::string::npos) << r.err;
     EXPECT_EQ(slurp(part(d, "o", 0, 2)), p1);
     EXPECT_EQ(slurp(part(d, "o", 1, 2)), p2);
+}
+
+// The merged output is a FIFO, a device, a socket, a directory: refused even with --force, exit 2,
+// the thing still there. A link to a regular file: its target is replaced, the link stays.
+TEST(CliMerge, OutputThatIsNoRegularFileIsNeverReplacedALinksTargetIs) {
+    const fs::path d = fresh_dir("mspecial");
+    const fs::path in = make_model(d / "in.gguf", 4);
+    ASSERT_EQ(run({"split", in.string(), (d / "o").string(), "--split-max-tensors", "2"}).rc, 0);
+    for (const special_file& s : make_special_files(d, "m")) {
+        SCOPED_TRACE(s.kind);
+        const auto r = run({"merge", part(d, "o", 0, 2), s.path.string(), "--force"});
+        EXPECT_EQ(r.rc, 2) << r.err;
+        EXPECT_EQ(r.err.rfind("Error: " + s.path.string() + ": cannot write the output: it is a " + s.kind, 0), 0u)
+            << r.err;
+        EXPECT_EQ(fs::symlink_status(s.path).type(), s.type);
+    }
+    write_file(d / "real.gguf", "old");
+    fs::create_symlink("real.gguf", d / "link.gguf");
+    const auto r = run({"merge", part(d, "o", 0, 2), (d / "link.gguf").string(), "--force", "--quiet"});
+    ASSERT_EQ(r.rc, 0) << r.err;
+    EXPECT_TRUE(fs::is_symlink(d / "link.gguf"));
+    EXPECT_EQ(slurp(d / "real.gguf"), slurp(in));
 }
 
 TEST(CliMerge, NotASplitSet) {

@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "cli_support.hpp"
+#include "special_files.hpp"
 
 namespace minfer_cli_test {
 namespace {
@@ -361,12 +362,56 @@ TEST(TensorCmd, DumpFileIsByteExact) {
     EXPECT_EQ(self.rc, 2);
     EXPECT_EQ(slurp(tf().model), before);
     // A device or a directory is never replaced, even with --force.
-    const run_result dev = run({"tensor", tf().model.string(), "t.q4", "--dump", "/dev/null", "--force"});
-    EXPECT_EQ(dev.rc, 2);
-    EXPECT_NE(dev.err.find("not a regular file"), std::string::npos) << dev.err;
-    EXPECT_TRUE(fs::is_character_file("/dev/null"));
     EXPECT_EQ(run({"tensor", tf().model.string(), "t.q4", "--dump", tf().dir.string(), "--force"}).rc, 2);
     EXPECT_TRUE(fs::is_directory(tf().dir));
+}
+
+// --dump names a FIFO, a device (one of our own: mknod 1,3 is what /dev/null is), a socket, a
+// directory, a link to one of them or a dangling link: refused with or without --force, exit 2, the
+// thing still there, and the way to a pipe said (--dump -).
+TEST(TensorCmd, DumpNeverReplacesWhatIsNoRegularFile) {
+    const fs::path dir = tf().dir / "dump-special";
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    std::vector<special_file> specials = make_special_files(dir, "d");
+    fs::create_symlink(specials.front().path, dir / "to-fifo");
+    specials.push_back({"symbolic link to a FIFO", dir / "to-fifo", fs::file_type::symlink});
+    fs::create_symlink(dir / "nowhere", dir / "dangling");
+    specials.push_back({"symbolic link to a missing file", dir / "dangling", fs::file_type::symlink});
+    for (const special_file& s : specials) {
+        for (const bool force : {true, false}) {
+            SCOPED_TRACE(s.kind + (force ? " --force" : ""));
+            std::vector<std::string> args{"tensor", tf().model.string(), "t.q4", "--dump", s.path.string()};
+            if (force) args.push_back("--force");
+            const run_result r = run(args);
+            EXPECT_EQ(r.rc, 2) << r.err;
+            EXPECT_EQ(r.err, "Error: " + s.path.string() + ": cannot write the output: it is a " + s.kind +
+                                 (s.kind.ends_with("FIFO") ? " (named pipe)" : "") +
+                                 ", not a regular file: an output only ever creates a file or replaces a regular one "
+                                 "[output_not_regular]\nTo write into a pipe, a FIFO or a device: --dump - and "
+                                 "redirect standard output\n");
+            EXPECT_EQ(fs::symlink_status(s.path).type(), s.type);
+        }
+    }
+    EXPECT_FALSE(fs::exists(dir / "nowhere"));
+    EXPECT_EQ(names_in(dir).size(), specials.size());
+}
+
+// --dump names a link to a regular file: with --force its target gets the values, the link stays.
+TEST(TensorCmd, DumpThroughALinkReplacesItsTarget) {
+    const fs::path dir = tf().dir / "dump-link";
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    write_file(dir / "values.f32", "old");
+    fs::create_symlink("values.f32", dir / "link");
+    EXPECT_EQ(run({"tensor", tf().model.string(), "t.q8", "--dump", (dir / "link").string()}).rc, 2);
+    EXPECT_EQ(slurp(dir / "values.f32"), "old");
+    const run_result r = run({"tensor", tf().model.string(), "t.q8", "--dump", (dir / "link").string(), "--force"});
+    ASSERT_EQ(r.rc, 0) << r.err;
+    EXPECT_TRUE(fs::is_symlink(dir / "link"));
+    const std::vector<std::byte> want = le_bytes(q8_values());
+    EXPECT_EQ(slurp(dir / "values.f32"), std::string(reinterpret_cast<const char*>(want.data()), want.size()));
+    EXPECT_EQ(names_in(dir), (std::set<std::string>{"link", "values.f32"}));
 }
 
 TEST(TensorCmd, DumpAcrossChunksWithStats) {

@@ -78,7 +78,8 @@ TEST(ErrorIds, EveryCodeHasItsStableName) {
                            "bad_content_range",
                            "transfer_failed",
                            "bad_hyperparameter",
-                           "model_incomplete"};
+                           "model_incomplete",
+                           "output_not_regular"};
     for (std::size_t i = 0; i < std::size(names); ++i) EXPECT_EQ(to_string(static_cast<errc>(i)), names[i]) << i;
     EXPECT_EQ(static_cast<std::size_t>(last_code) + 1, std::size(names));
     EXPECT_EQ(to_string(static_cast<errc>(std::size(names))), "unknown");

@@ -143,7 +143,8 @@ TEST(WriteAtomic, PlantedSymlinksAreNotFollowed) {
         for (int serial = 0; serial < 64; ++serial)
             fs::create_symlink(victim, dir / ("m.gguf.tmp." + pid + "." + std::to_string(serial)));
         fs::create_symlink(victim, dir / "m.gguf.tmp");
-        fs::create_symlink(victim, target);  // even the target name: it is replaced, not written through
+        // (A link at the target name itself is the user's: its target is replaced, as `cp` writes
+        // through it — OnlyANewNameOrARegularFileIsReplaced.)
         writer w;
         w.set_string("general.architecture", "safe");
         const std::int64_t ne[] = {8};
@@ -226,7 +227,7 @@ TEST(WriteAtomic, AtomicFileDiscardsUnlessCommitted) {
     EXPECT_TRUE(error_is(missing, {.code = errc::io_error, .where = section::file}));
     EXPECT_EQ(missing.sys_errno, ENOENT);
     EXPECT_EQ(missing.file, (dir / "no").string());
-    EXPECT_EQ(error_of(atomic_file::create(dir.path() / "")).sys_errno, EISDIR);
+    EXPECT_EQ(error_of(atomic_file::create(dir.path() / "")).code, errc::output_not_regular);  // a directory
 }
 
 }  // namespace
@@ -260,5 +261,48 @@ TEST(WriteAtomic, NoReplaceRefusesAnExistingTargetAndLeavesNothing) {
         ASSERT_TRUE(g->commit().has_value());
         EXPECT_EQ(fs::file_size(fresh), 3u);
         EXPECT_EQ(names_in(dir.path()), (std::set<std::string>{"out.gguf", "fresh.gguf"}));
+    }
+}
+
+// What is not a regular file is never replaced, whatever replace_existing says: refused at create()
+// (a FIFO, a directory, a dangling link), and at commit() when a FIFO took the name after create()
+// (the check just before the rename). A link to a regular file: the target is replaced, the link kept.
+TEST(WriteAtomic, OnlyANewNameOrARegularFileIsReplaced) {
+    for (bool tmpfile : {true, false}) {
+        SCOPED_TRACE(mode_name(tmpfile));
+        temp_dir dir;
+        atomic_file_options o;
+        o.use_tmpfile = tmpfile;
+        ASSERT_EQ(::mkfifo((dir / "fifo").c_str(), 0644), 0);
+        fs::create_directory(dir / "sub");
+        fs::create_symlink("nowhere", dir / "dangling");
+        for (const char* name : {"fifo", "sub", "dangling"}) {
+            const error e = error_of(atomic_file::create(dir / name, o));
+            EXPECT_EQ(e.code, errc::output_not_regular) << name << ": " << e.message();
+            EXPECT_EQ(e.file, (dir / name).string());
+        }
+        EXPECT_EQ(error_of(atomic_file::create(dir / "fifo", o)).found, static_cast<std::uint64_t>(S_IFIFO));
+
+        // A FIFO put at the name between create() and commit(): the commit refuses, nothing is left.
+        auto f = atomic_file::create(dir / "late", o);
+        ASSERT_TRUE(f) << f.error().message();
+        ASSERT_EQ(::write(f->fd(), "abc", 3), 3);
+        ASSERT_EQ(::mkfifo((dir / "late").c_str(), 0644), 0);
+        const error late = error_of(f->commit());
+        EXPECT_EQ(late.code, errc::output_not_regular) << late.message();
+        EXPECT_TRUE(fs::is_fifo(dir / "late"));
+        EXPECT_EQ(names_in(dir.path()), (std::set<std::string>{"fifo", "sub", "dangling", "late"}));
+
+        // A link to a regular file: the rename happens beside the target; the link stays.
+        fs::create_directory(dir / "store");
+        write_file(dir / "store" / "real", random_bytes(10, 1));
+        fs::create_symlink(fs::path("store") / "real", dir / "link");
+        auto g = atomic_file::create(dir / "link", o);
+        ASSERT_TRUE(g) << g.error().message();
+        ASSERT_EQ(::write(g->fd(), "new", 3), 3);
+        ASSERT_TRUE(g->commit());
+        EXPECT_TRUE(fs::is_symlink(dir / "link"));
+        EXPECT_EQ(fs::file_size(dir / "store" / "real"), 3u);
+        EXPECT_EQ(names_in(dir / "store"), (std::set<std::string>{"real"}));
     }
 }

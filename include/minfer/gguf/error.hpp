@@ -161,6 +161,9 @@ enum class errc : std::uint8_t {
     // consumers of tensor bytes (check, compare, core, the writers): the verified-root rule
     model_incomplete,  ///< a model opened from heads only (a remote model) given to a function that needs its
                        ///< tensor bytes; expected = the file's size, found = the bytes held, file = the part
+    // outputs (every write of the toolbox, gguf_write's output_path.hpp)
+    output_not_regular,  ///< an output names a directory, FIFO, device, socket (or a link to one, or a dangling
+                         ///< link): never replaced, even with force; file = the path, found = st_mode & S_IFMT
 };
 
 /// An out_of_memory error saying what was being done when the text can be stored, and only the
@@ -170,7 +173,7 @@ struct error;
 error out_of_memory_error(std::string_view what = {}) noexcept;
 
 /// The last code of the list (update it when appending a code; tests walk 1..last_code).
-inline constexpr errc last_code = errc::model_incomplete;
+inline constexpr errc last_code = errc::output_not_regular;
 
 /// The region of a GGUF file an error belongs to.
 enum class section : std::uint8_t { file, header, metadata, tensor_info, data, split, access };
