@@ -147,15 +147,23 @@ std::string with_value(const gguf::kv& e) {
     return v.empty() ? std::string() : ": " + v;
 }
 
-// The diff as text: one line per key (+ added, ~ changed, - removed) and a count.
-std::string diff_text_of(const gguf::metadata_edit_plan& plan) {
+// A line whose type --allow-type-change forced says so, with the type the key should have.
+std::string forced_note(const gguf::metadata_diff_entry& d) {
+    return d.forced_over.empty() ? std::string()
+                                 : fmt::format("  [type forced by --allow-type-change; expected {}]", d.forced_over);
+}
+
+// The diff as text: one line per key (+ added, ~ changed, - removed), the room --reserve adds (which
+// replaces any padding key the input had: that key's removal is not listed), and a count.
+std::string diff_text_of(const gguf::metadata_edit_plan& plan, std::uint64_t reserve = 0) {
     std::string text;
     std::size_t added = 0, changed = 0, removed = 0;
     for (const gguf::metadata_diff_entry& d : plan.diff) {
         const std::string key = gguf::escape(d.key);
+        if (reserve > 0 && d.key == gguf::in_place_padding_key && !d.after) continue;
         if (d.before == nullptr) {
             const gguf::kv now = d.after->view(d.key);
-            text += fmt::format("+ {} ({}){}\n", key, type_label(now), with_value(now));
+            text += fmt::format("+ {} ({}){}{}\n", key, type_label(now), with_value(now), forced_note(d));
             ++added;
         } else if (!d.after) {
             text += fmt::format("- {} ({}){}\n", key, type_label(*d.before), with_value(*d.before));
@@ -166,16 +174,22 @@ std::string diff_text_of(const gguf::metadata_edit_plan& plan) {
             const std::string types =
                 before_type == after_type ? before_type : fmt::format("{} -> {}", before_type, after_type);
             const std::string before_value = value_text(*d.before);
-            text += fmt::format("~ {} ({}): {}{}\n", key, types, before_value.empty() ? "" : before_value + " -> ",
-                      value_text(now));
+            text += fmt::format("~ {} ({}): {}{}{}\n", key, types, before_value.empty() ? "" : before_value + " -> ",
+                      value_text(now), forced_note(d));
             ++changed;
         }
     }
-    if (plan.diff.empty()) {
+    if (reserve > 0) {
+        text += fmt::format("+ {} (u8 array): {} zero bytes reserved for later in-place edits\n",
+                            gguf::in_place_padding_key, reserve);
+        ++added;
+    }
+    const std::size_t n = added + changed + removed;
+    if (n == 0) {
         text += fmt::format("no change: every value is already as asked\n");
     } else {
-        text += fmt::format("{} key{}: {} added, {} changed, {} removed\n", plan.diff.size(), plan.diff.size() == 1 ? "" : "s",
-                  added, changed, removed);
+        text += fmt::format("{} key{}: {} added, {} changed, {} removed\n", n, n == 1 ? "" : "s", added, changed,
+                            removed);
     }
     return text;
 }
@@ -243,22 +257,65 @@ int recover() {
     return std::fflush(stdout) == 0 ? exit_ok : exit_io;
 }
 
+// --discard-journal: the way out of a journal recovery cannot use (journal_invalid's message
+// points here, after checking the model).
+int discard() {
+    auto r = gguf::discard_journal(fs::path(opt.discard_journal));
+    if (!r) return report(r.error());
+    const std::string name = path_text(opt.discard_journal);
+    if (*r) {
+        fmt::print("removed the undo journal beside {}; the model is as the interrupted edit left it (check it with "
+                   "'minfer verify')\n",
+                   name);
+    } else {
+        fmt::print("nothing to do: no undo journal beside {}\n", name);
+    }
+    return std::fflush(stdout) == 0 ? exit_ok : exit_io;
+}
+
 int run(out_buffer& out) {
-    if (!opt.recover.empty()) {
+    if (!opt.recover.empty() || !opt.discard_journal.empty()) {
+        const char* what = !opt.recover.empty() ? "--recover" : "--discard-journal";
+        if (!opt.recover.empty() && !opt.discard_journal.empty())
+            return fail("--recover and --discard-journal exclude each other: recover first; discard a journal only "
+                        "when recovery cannot use it",
+                        exit_usage);
         for (const CLI::Option* o : {change_opt.set, change_opt.del, change_opt.name, change_opt.description,
                                      change_opt.chat_template, change_opt.chat_template_file, change_opt.special_token})
             if (o->count() > 0)
-                return fail("--recover resolves an interrupted edit and takes no change; run the edit afterwards",
+                return fail(fmt::format("{} resolves an interrupted edit and takes no change; run the edit afterwards",
+                                        what),
                             exit_usage);
-        return recover();
+        if (reserve_opt != nullptr && reserve_opt->count() > 0)
+            return fail(fmt::format("{} resolves an interrupted edit and takes no change; run the edit afterwards",
+                                    what),
+                        exit_usage);
+        return !opt.recover.empty() ? recover() : discard();
     }
     if (opt.path.empty()) return fail("no model given: minfer edit MODEL -o OUT [changes…]", exit_usage);
 
+    // --reserve: a padding key of that many zero bytes, which a later --in-place edit can grow into
+    // (a file fresh from any writer has less than its alignment to spare before the tensor data).
+    // It is a change of its own: a file can be rewritten only to make room.
+    std::uint64_t reserve = 0;
+    if (reserve_opt != nullptr && reserve_opt->count() > 0) {  // given, even empty (an error below)
+        if (opt.in_place)
+            return fail("--reserve leaves room in a new file (-o); an in-place edit keeps the room the file has",
+                        exit_usage);
+        std::string why;
+        const auto bytes = parse_size_arg(opt.reserve, why);
+        if (!bytes) return fail(fmt::format("--reserve {}: {}", gguf::escape(opt.reserve), why), exit_usage);
+        constexpr std::uint64_t max_reserve = std::uint64_t{1} << 30;
+        if (*bytes > max_reserve)
+            return fail(fmt::format("--reserve {}: at most 1 GiB of room", gguf::escape(opt.reserve)), exit_usage);
+        reserve = *bytes;
+    }
+
     std::vector<gguf::metadata_edit> edits;
     if (auto rc = collect(edits)) return *rc;
-    if (edits.empty())
+    if (edits.empty() && reserve == 0)
         return fail("no change given: use --set, --delete, --chat-template, --chat-template-file, --special-token, "
-                    "--name or --description",
+                    "--name, --description or --reserve",
                     exit_usage);
     if (!opt.in_place && opt.output.empty() && !opt.dry_run)
         return fail("no output given: write a new file with -o OUT, or edit the model itself with --in-place",
@@ -315,24 +372,9 @@ int run(out_buffer& out) {
         }
     }
 
-    // --reserve: a padding key of that many zero bytes, which a later --in-place edit can grow into
-    // (a file fresh from any writer has less than its alignment to spare before the tensor data).
-    std::uint64_t reserve = 0;
-    if (reserve_opt != nullptr && reserve_opt->count() > 0) {  // given, even empty (an error below)
-        if (opt.in_place)
-            return fail("--reserve leaves room in a new file (-o); an in-place edit keeps the room the file has",
-                        exit_usage);
-        std::string why;
-        const auto bytes = parse_size_arg(opt.reserve, why);
-        if (!bytes) return fail(fmt::format("--reserve {}: {}", gguf::escape(opt.reserve), why), exit_usage);
-        constexpr std::uint64_t max_reserve = std::uint64_t{1} << 30;
-        if (*bytes > max_reserve)
-            return fail(fmt::format("--reserve {}: at most 1 GiB of room", gguf::escape(opt.reserve)), exit_usage);
-        reserve = *bytes;
-    }
-
     gguf::metadata_edit_options options;
     options.drop_padding = !opt.in_place;
+    options.allow_type_change = opt.allow_type_change;
     auto plan = gguf::plan_metadata_edit(m, edits, options);
     if (!plan) return report(plan.error());
     print_warnings(*plan);
@@ -346,13 +388,13 @@ int run(out_buffer& out) {
     }
 
     if (opt.dry_run) {
-        out.write(diff_text_of(*plan));
-        if (reserve > 0) out.print("+ {} (u8 array): {} zero bytes reserved for later in-place edits\n",
-                                   gguf::in_place_padding_key, reserve);
+        out.write(diff_text_of(*plan, reserve));
         if (opt.in_place) {
             print_in_place_verdict(m, *plan, out);
         } else {
-            auto in_place = gguf::plan_metadata_edit(m, edits, gguf::metadata_edit_options{false});
+            gguf::metadata_edit_options in_place_options = options;
+            in_place_options.drop_padding = false;
+            auto in_place = gguf::plan_metadata_edit(m, edits, in_place_options);
             if (!in_place) return report(in_place.error());
             print_in_place_verdict(m, *in_place, out);
         }
@@ -363,6 +405,13 @@ int run(out_buffer& out) {
     if (opt.in_place) {
         auto edit = plan_in_place(m, *plan);
         if (!edit) return report(edit.error());
+        // Nothing to change: no journal, no write, and no claim of one.
+        if (plan->diff.empty() || edit->new_head == edit->old_head) {
+            if (!opt.quiet)
+                out.print("no change: every value is already as asked; {} is left as it was (nothing written)\n",
+                          path_text(edit->file.string()));
+            return exit_ok;
+        }
         // The diff's old values are views into the input's mapping, which the edit overwrites:
         // render them first, print them once the edit is done.
         std::string diff;
@@ -397,7 +446,7 @@ int run(out_buffer& out) {
         return report(e);
     }
     if (!opt.quiet) {
-        out.write(diff_text_of(*plan));
+        out.write(diff_text_of(*plan, reserve));
         std::error_code ec;
         const auto size = fs::file_size(fs::path(opt.output), ec);
         out.print("Wrote {} ({} bytes, {} tensors)\n", path_text(opt.output), ec ? 0 : size, m.tensors().size());
@@ -415,10 +464,11 @@ void edit_add_options(CLI::App& sub) {
         "Exit codes:\n"
         "  0  success (also a dry run)\n"
         "  1  the model cannot take the change: a key or token it does not have, no room in place, an undo\n"
-        "     journal beside it; or the input is not a valid GGUF model\n"
-        "  2  usage error: bad option, a value that does not parse or fit its type, an unknown type name, the\n"
-        "     output exists (without --force), is the input, or is not a regular file (a FIFO, device,\n"
-        "     directory: never replaced, even with --force)\n"
+        "     journal beside it (or one --recover cannot use); or the input is not a valid GGUF model\n"
+        "  2  usage error: bad option, a value that does not parse or fit its type, an unknown type name, a\n"
+        "     type the key must not have (without --allow-type-change), a split.* key, the output exists\n"
+        "     (without --force), is the input, or is not a regular file (a FIFO, device, directory: never\n"
+        "     replaced, even with --force)\n"
         "  3  I/O error: the input, a split part or a template file cannot be read, the output cannot be\n"
         "     written (disk full, permission), out of memory\n");
     sub.add_option("model", opt.path, "The .gguf file to edit, or part 1 of a split set (with --in-place)");
@@ -426,8 +476,9 @@ void edit_add_options(CLI::App& sub) {
                    "Write the edited model to this new file (atomically; tensor bytes copied by the kernel)");
     change_opt.set = sub.add_option("--set", opt.sets,
                                     "KEY=VALUE: change an existing key, keeping its type; KEY:TYPE=VALUE: add a key "
-                                    "or change its type (TYPE: u8 i8 u16 i16 u32 i32 u64 i64 f32 f64 bool str). "
-                                    "Repeatable");
+                                    "(TYPE: u8 i8 u16 i16 u32 i32 u64 i64 f32 f64 bool str). A key llama.cpp reads "
+                                    "keeps llama.cpp's type, an existing key its own (--allow-type-change to force "
+                                    "another); split.* keys are minfer split's and merge's. Repeatable");
     change_opt.del = sub.add_option("--delete", opt.deletes, "Remove a key (it must exist). Repeatable");
     change_opt.chat_template = sub.add_option("--chat-template", opt.chat_template,
                                               "Replace the chat template (every tokenizer.chat_template* key goes, "
@@ -456,9 +507,20 @@ void edit_add_options(CLI::App& sub) {
     sub.add_flag("--in-place", opt.in_place,
                  "Rewrite only the model's header and metadata, keeping its tensor data where it is (journaled; "
                  "refused when the new metadata does not fit)");
+    sub.add_flag("--allow-type-change", opt.allow_type_change,
+                 "Let --set KEY:TYPE=VALUE give a key another type than the one it must keep (the type llama.cpp "
+                 "reads it as, or its current type); the diff marks such a line. Without it the edit is refused");
     sub.add_flag("--quiet", opt.quiet, "No progress line and no summary (errors and warnings still go to stderr)");
     sub.add_option("--recover", opt.recover,
                    "Resolve an interrupted --in-place edit of FILE from its undo journal, and nothing else")
+        ->type_name("FILE")
+        ->excludes("model")
+        ->excludes("--output")
+        ->excludes("--in-place")
+        ->excludes("--dry-run");
+    sub.add_option("--discard-journal", opt.discard_journal,
+                   "Remove FILE's undo journal without using it, when --recover reports it damaged "
+                   "[journal_invalid]; check the model first (minfer verify FILE)")
         ->type_name("FILE")
         ->excludes("model")
         ->excludes("--output")

@@ -1,5 +1,7 @@
-// `minfer info --key K`: one value, raw, for scripts: a string as its exact bytes, a number in the
-// same text as the table, an array one item per line. Nothing is escaped: the caller asked for the bytes.
+// `minfer info --key K`: one value, raw, for scripts: a string as its exact bytes (no newline added,
+// on a terminal too: `info --key tokenizer.chat_template > t` then `edit --chat-template-file t` must
+// give back the same template, not one a byte longer each round), a number in the same text as the
+// table and a newline, an array one item per line. Nothing is escaped: the caller asked for the bytes.
 #include <cstdio>
 #include <type_traits>
 
@@ -22,7 +24,6 @@ int print_key(const gguf::model& m, const info_options& opt, out_buffer& out) {
     if (e->type == gguf::value_type::string) {
         auto s = e->get<std::string_view>();
         if (s) out.write(*s);
-        out.put('\n');
         return exit_ok;
     }
     if (!e->is_array()) {

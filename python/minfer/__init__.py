@@ -31,7 +31,7 @@ from ._core import (
     type_block,
 )
 from .errors import GGUFError, GGUFIOError, InvalidFileError, RequestError
-from .toolbox import diff, edit, edit_recover, estimate, hash, merge, split, verify
+from .toolbox import diff, edit, edit_discard_journal, edit_recover, estimate, hash, merge, split, verify
 from .types import TensorType, ValueType
 
 __version__ = "0.2.0"
@@ -39,7 +39,7 @@ __version__ = "0.2.0"
 __all__ = [
     "open", "Model", "Part", "Metadata", "RawValue", "StringArray", "TensorMap", "Tensor",
     "dequantize", "tensor_type_name", "type_block", "can_dequantize", "active_isa",
-    "edit", "edit_recover", "split", "merge", "hash", "verify", "estimate", "diff",
+    "edit", "edit_recover", "edit_discard_journal", "split", "merge", "hash", "verify", "estimate", "diff",
     "GGUFError", "InvalidFileError", "RequestError", "GGUFIOError",
     "TensorType", "ValueType", "errors", "types",
 ]

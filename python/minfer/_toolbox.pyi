@@ -16,6 +16,7 @@ def edit(
     in_place: bool,
     dry_run: bool,
     overwrite: bool,
+    allow_type_change: bool,
 ) -> Dict[str, Any]:
     """changes: (op, key, type name, text) in order; op one of "text" (a KEY[:TYPE]=VALUE text),
     "set", "set_typed", "delete", "chat_template", "special_token", "name", "description".
@@ -23,6 +24,9 @@ def edit(
 
 def edit_recover(path: _Text) -> str:
     """"nothing_to_do", "rolled_back" or "completed"."""
+
+def edit_discard_journal(path: _Text) -> bool:
+    """Whether there was an undo journal (it is removed)."""
 
 def split(
     path: _Text,

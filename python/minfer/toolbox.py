@@ -45,7 +45,7 @@ from . import _toolbox
 from .types import ValueType
 
 __all__ = [
-    "edit", "edit_recover", "split", "merge", "hash", "verify", "estimate", "diff", "parse_size",
+    "edit", "edit_recover", "edit_discard_journal", "split", "merge", "hash", "verify", "estimate", "diff", "parse_size",
     "EditResult", "KeyChange", "SplitResult", "SplitPart", "MergeResult", "MergeWarning", "HashResult",
     "VerifyReport", "TensorReport", "Finding", "EstimateReport", "DeviceFigures", "DiffReport",
 ]
@@ -173,6 +173,9 @@ class KeyChange:
     change: str  # "added", "changed" or "removed"
     before: Optional[Dict[str, Any]]
     after: Optional[Dict[str, Any]]
+    forced_over: Optional[str] = None
+    """With ``allow_type_change``: the type the key should have kept (``"u32"``, …) when the edit
+    gave it another; None otherwise (``minfer edit`` marks such a line)."""
 
 
 @dataclass
@@ -189,6 +192,7 @@ class EditResult:
     dry_run: bool
     in_place: bool
     written: bool
+    """False for a dry run, and for an in-place edit that changes nothing (nothing is written)."""
     file_size: Optional[int]
     """The size of the file written."""
     n_tensors: int
@@ -216,21 +220,26 @@ def edit(path: PathLike, output: Optional[PathLike] = None, *,
          reserve: Union[int, str] = 0,
          in_place: bool = False,
          dry_run: bool = False,
-         overwrite: bool = False) -> EditResult:
+         overwrite: bool = False,
+         allow_type_change: bool = False) -> EditResult:
     """Change a model's metadata (``minfer edit``): into a new file ``output``, or in place.
 
     Tensors are never touched: a new file gets every tensor's info and bytes as in the input
     (copied by the kernel); an in-place edit rewrites only the bytes before the data section,
     journaled (:func:`edit_recover`). Every change is checked before anything is written.
 
-    Changes (at least one) apply in this order, each seeing the earlier ones: ``set`` (in its
+    Changes (at least one, or ``reserve`` alone) apply in this order, each seeing the earlier ones: ``set`` (in its
     order), ``delete``, ``chat_template``, ``special_tokens``, ``name``, ``description``.
 
     - ``set``: a mapping ``key -> value``: a bool, int, float or str sets an *existing* key,
       which keeps its type (the value must fit it: ``300`` for a u8 key is ``bad_value_text``; an
-      absent key is ``key_not_found``); a pair ``(type, value)`` adds a key or gives it a new type
-      (``type``: a :class:`~minfer.types.ValueType` or ``"u8" … "i64", "f32", "f64", "bool",
-      "str"``). Or an iterable of the command's texts ``"KEY=VALUE"`` / ``"KEY:TYPE=VALUE"``.
+      absent key is ``key_not_found``); a pair ``(type, value)`` adds a key (``type``: a
+      :class:`~minfer.types.ValueType` or ``"u8" … "i64", "f32", "f64", "bool", "str"``). A key
+      llama.cpp reads (``general.*``, ``tokenizer.*``, the ``{arch}.*`` hyperparameters) must keep
+      llama.cpp's type, another existing key its own: a different type is ``bad_value_text``
+      naming the expected type, unless ``allow_type_change=True`` (then the diff entry's
+      ``forced_over`` names it). ``split.*`` keys are refused (only split and merge write them).
+      Or an iterable of the command's texts ``"KEY=VALUE"`` / ``"KEY:TYPE=VALUE"``.
     - ``delete``: keys to remove (each must exist).
     - ``chat_template``: every ``tokenizer.chat_template*`` key goes, then
       ``tokenizer.chat_template`` is added.
@@ -286,7 +295,7 @@ def edit(path: PathLike, output: Optional[PathLike] = None, *,
     room = 0 if (isinstance(reserve, numbers.Integral) and not isinstance(reserve, bool) and reserve == 0) \
         else parse_size(reserve, "reserve")
     r = _toolbox.edit(p, out, changes, room, _bool(in_place, "in_place"), _bool(dry_run, "dry_run"),
-                      _bool(overwrite, "overwrite"))
+                      _bool(overwrite, "overwrite"), _bool(allow_type_change, "allow_type_change"))
     r["diff"] = [KeyChange(**d) for d in r["diff"]]
     return EditResult(**r)
 
@@ -295,9 +304,16 @@ def edit_recover(path: PathLike) -> str:
     """Resolve an interrupted in-place edit of ``path`` from its undo journal
     (``minfer edit --recover``). Returns ``"nothing_to_do"`` (no journal), ``"rolled_back"`` (the
     old head is back) or ``"completed"`` (the new head was complete; the journal is removed).
-    Raises RequestError ``journal_invalid`` (a damaged journal, or one made for another file),
-    GGUFIOError."""
+    Raises RequestError ``journal_invalid`` (a damaged journal, or one made for another file:
+    check the model, then :func:`edit_discard_journal`), GGUFIOError."""
     return _toolbox.edit_recover(_path(path, "path"))
+
+
+def edit_discard_journal(path: PathLike) -> bool:
+    """Remove the undo journal beside ``path`` without using it (``minfer edit --discard-journal``):
+    the way out when :func:`edit_recover` raises ``journal_invalid``. The model is left as it is, so
+    check it first (:func:`verify`). Returns whether there was a journal. Raises GGUFIOError."""
+    return _toolbox.edit_discard_journal(_path(path, "path"))
 
 
 # ------------------------------------------------------------------------------------ split, merge

@@ -56,6 +56,7 @@ py::list diff_list(const gguf::metadata_edit_plan& plan) {
         }
         entry["before"] = d.before == nullptr ? py::object(py::none()) : py::object(side(*d.before));
         entry["after"] = d.after ? py::object(side(d.after->view(d.key))) : py::object(py::none());
+        entry["forced_over"] = d.forced_over.empty() ? py::object(py::none()) : py::object(text(d.forced_over));
         out.append(std::move(entry));
     }
     return out;
@@ -131,11 +132,11 @@ gguf::metadata_edit to_edit(const std::string& op, const std::string& key, const
 
 py::dict edit(const std::string& path, const std::string& output,
               const std::vector<std::tuple<std::string, std::string, std::string, std::string>>& changes,
-              std::uint64_t reserve, bool in_place, bool dry_run, bool overwrite) {
+              std::uint64_t reserve, bool in_place, bool dry_run, bool overwrite, bool allow_type_change) {
     std::vector<gguf::metadata_edit> edits;
     for (const auto& [op, key, type, value] : changes) edits.push_back(to_edit(op, key, type, value));
-    if (edits.empty())
-        raise_usage("no change given: use set, delete, chat_template, special_tokens, name or description");
+    if (edits.empty() && reserve == 0)  // reserve alone rewrites a file only to make room: a change of its own
+        raise_usage("no change given: use set, delete, chat_template, special_tokens, name, description or reserve");
     if (!in_place && output.empty() && !dry_run)
         raise_usage("no output given: write a new file (output=...), or edit the model itself with in_place=True");
 
@@ -175,6 +176,7 @@ py::dict edit(const std::string& path, const std::string& output,
 
     gguf::metadata_edit_options options;
     options.drop_padding = !in_place;
+    options.allow_type_change = allow_type_change;
     gguf::metadata_edit_plan plan = unwrap(gguf::plan_metadata_edit(m, edits, options));
     if (reserve > 0) {
         std::vector<std::byte> value(12 + static_cast<std::size_t>(reserve));  // u8 tag, u64 count, zeros
@@ -204,8 +206,9 @@ py::dict edit(const std::string& path, const std::string& output,
         if (in_place) {
             in_place_verdict(m, plan, r);
         } else {
-            const gguf::metadata_edit_plan in_place_plan =
-                unwrap(gguf::plan_metadata_edit(m, edits, gguf::metadata_edit_options{false}));
+            gguf::metadata_edit_options in_place_options = options;
+            in_place_options.drop_padding = false;
+            const gguf::metadata_edit_plan in_place_plan = unwrap(gguf::plan_metadata_edit(m, edits, in_place_options));
             in_place_verdict(m, in_place_plan, r);
         }
         return r;
@@ -213,15 +216,19 @@ py::dict edit(const std::string& path, const std::string& output,
 
     if (in_place) {
         gguf::result<void> done;
+        bool unchanged = false;
         const gguf::result<gguf::in_place_edit> e = without_gil([&] {
             auto planned = plan_in_place(m, plan);
-            if (planned) done = gguf::apply_in_place(*planned);
+            // Nothing to change (as the CLI): no journal, no write, written stays False.
+            unchanged = planned && (plan.diff.empty() || planned->new_head == planned->old_head);
+            if (planned && !unchanged) done = gguf::apply_in_place(*planned);
             return planned;
         });
         if (!e) raise_error(e.error());
         if (!done) raise_error(done.error());
-        r["written"] = true;
         r["output"] = text(e->file.string());
+        if (unchanged) return r;
+        r["written"] = true;
         r["file_size"] = e->file_size;
         r["head_bytes"] = e->new_head.size();
         r["in_place_padding"] = e->padding_bytes;
@@ -256,6 +263,10 @@ py::dict edit(const std::string& path, const std::string& output,
     r["written"] = true;
     r["file_size"] = ec ? py::object(py::none()) : py::object(py::int_(size));
     return r;
+}
+
+bool edit_discard_journal(const std::string& path) {
+    return unwrap(without_gil([&] { return gguf::discard_journal(fs::path(path)); }));
 }
 
 std::string edit_recover(const std::string& path) {
@@ -457,10 +468,12 @@ py::dict merge(const std::string& path, const std::string& output, bool dry_run,
 
 void register_write(py::module_& m) {
     m.def("edit", &edit, py::arg("path"), py::arg("output"), py::arg("changes"), py::arg("reserve"),
-          py::arg("in_place"), py::arg("dry_run"), py::arg("overwrite"),
+          py::arg("in_place"), py::arg("dry_run"), py::arg("overwrite"), py::arg("allow_type_change"),
           "Edit a model's metadata (minfer edit). changes: (op, key, type, text) tuples in order.");
     m.def("edit_recover", &edit_recover, py::arg("path"),
           "Resolve an interrupted in-place edit (minfer edit --recover): 'nothing_to_do', 'rolled_back' or 'completed'.");
+    m.def("edit_discard_journal", &edit_discard_journal, py::arg("path"),
+          "Remove a model's undo journal without using it (minfer edit --discard-journal): whether there was one.");
     m.def("split", &split, py::arg("path"), py::arg("prefix"), py::arg("max_tensors"), py::arg("max_bytes"),
           py::arg("no_tensor_first_split"), py::arg("dry_run"), py::arg("overwrite"), "Split a model (minfer split).");
     m.def("merge", &merge, py::arg("path"), py::arg("output"), py::arg("dry_run"), py::arg("overwrite"),

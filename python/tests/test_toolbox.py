@@ -257,6 +257,94 @@ def test_edit_refuses_a_model_with_an_undo_journal(sample, tmp_path):
     assert e.value.code == "journal_invalid"
 
 
+# ---- issue 21: edit never writes a model its loader or llama.cpp's refuses ----
+
+
+def test_edit_known_keys_keep_llama_cpps_type(minfer_cli, sample, tmp_path):
+    out = tmp_path / "o.gguf"
+    for change, expected in (({"qwen2.context_length": ("str", "hello")}, "u32"),
+                             ({"qwen2.block_count": ("bool", True)}, "u32"),
+                             ({"general.name": ("u32", 5)}, "str"),
+                             ({"tokenizer.ggml.tokens": ("str", "x")}, "an array of str")):
+        with pytest.raises(RequestError) as e:
+            toolbox.edit(sample, out, set=change)
+        assert e.value.code == "bad_value_text"
+        assert f"expected {expected}, given " in str(e.value)
+        assert not out.exists()
+    # The same refusal through the command's texts, as the CLI.
+    with pytest.raises(RequestError) as e:
+        toolbox.edit(sample, out, set=["qwen2.context_length:str=hello"])
+    assert "llama.cpp reads qwen2.context_length as a u32" in str(e.value)
+    cli(minfer_cli, "edit", sample, "-o", out, "--set", "qwen2.context_length:str=hello", check=2)
+    assert not out.exists()
+    # The right type is an edit as before.
+    r = toolbox.edit(sample, out, set={"qwen2.context_length": ("u32", 12345)})
+    [d] = [d for d in r.diff if d.key == "qwen2.context_length"]
+    assert r.written and d.forced_over is None and d.after == {"type": "u32", "value": 12345}
+
+
+def test_edit_allow_type_change_forces_and_marks(minfer_cli, sample, tmp_path):
+    out = tmp_path / "o.gguf"
+    r = toolbox.edit(sample, out, set={"qwen2.context_length": ("str", "hello")}, allow_type_change=True)
+    assert r.written
+    [d] = [d for d in r.diff if d.key == "qwen2.context_length"]
+    assert d.forced_over == "u32" and d.after == {"type": "string", "value": "hello"}
+    assert any("llama.cpp reads it as u32" in w for w in r.warnings)
+    cli_out = tmp_path / "cli.gguf"
+    text = cli(minfer_cli, "edit", sample, "-o", cli_out, "--set", "qwen2.context_length:str=hello",
+               "--allow-type-change", check=0).stdout
+    assert b"[type forced by --allow-type-change; expected u32]" in text
+    assert out.read_bytes() == cli_out.read_bytes()
+
+
+def test_edit_split_keys_are_refused(minfer_cli, sample, tmp_path):
+    out = tmp_path / "o.gguf"
+    for change in ({"split.count": ("u16", 3)}, {"split.no": ("u16", 0)}):
+        for allow in (False, True):
+            with pytest.raises(RequestError) as e:
+                toolbox.edit(sample, out, set=change, allow_type_change=allow)
+            assert e.value.code == "bad_value_text"
+            assert "only minfer split and minfer merge write them" in str(e.value)
+    assert not out.exists()
+
+
+def test_edit_reserve_alone_is_an_edit(minfer_cli, sample, tmp_path):
+    out = tmp_path / "roomy.gguf"
+    r = toolbox.edit(sample, out, reserve="4KiB")
+    assert r.written and r.reserve == 4096
+    cli_out = tmp_path / "cli-roomy.gguf"
+    cli(minfer_cli, "edit", sample, "-o", cli_out, "--reserve", "4KiB", check=0)
+    assert out.read_bytes() == cli_out.read_bytes()
+    with pytest.raises(RequestError) as e:
+        toolbox.edit(sample, tmp_path / "none.gguf")
+    assert e.value.code == "usage"
+
+
+def test_edit_in_place_without_change_writes_nothing(sample, tmp_path):
+    roomy = tmp_path / "roomy.gguf"
+    toolbox.edit(sample, roomy, reserve="4KiB", name="Roomy")
+    before = roomy.read_bytes()
+    mtime = roomy.stat().st_mtime_ns
+    r = toolbox.edit(roomy, in_place=True, name="Roomy")
+    assert r.diff == [] and r.written is False and r.head_bytes is None
+    assert roomy.read_bytes() == before and roomy.stat().st_mtime_ns == mtime
+    assert not Path(str(roomy) + ".minfer-undo").exists()
+
+
+def test_edit_damaged_journal_says_what_to_do(sample, tmp_path):
+    journal = Path(str(sample) + ".minfer-undo")
+    journal.write_bytes(b"not a journal")
+    before = sample.read_bytes()
+    with pytest.raises(RequestError) as e:
+        toolbox.edit_recover(sample)
+    assert e.value.code == "journal_invalid"
+    assert "minfer verify" in str(e.value) and "edit_discard_journal" in str(e.value)
+    assert toolbox.edit_discard_journal(sample) is True
+    assert not journal.exists() and sample.read_bytes() == before
+    assert toolbox.edit_discard_journal(sample) is False
+    assert toolbox.edit(sample, tmp_path / "o.gguf", name="x").written
+
+
 def test_edit_wrong_python_types_raise_type_error(sample, tmp_path):
     out = tmp_path / "o.gguf"
     for kwargs in (dict(set={"general.name": object()}), dict(set={1: "x"}), dict(set="general.name=x"),
@@ -304,7 +392,7 @@ def test_the_extension_module_refuses_wrong_types_itself():
     with pytest.raises(TypeError):
         _toolbox.estimate(b"x", None, 2048, 512, "f16", "f16", 1, "auto", None, "soon")
     with pytest.raises(ValueError):
-        _toolbox.edit(b"x", b"", [("bogus", b"", b"", b"")], 0, False, True, False)
+        _toolbox.edit(b"x", b"", [("bogus", b"", b"", b"")], 0, False, True, False, False)
 
 
 # ---------------------------------------------------------------------------------- split and merge

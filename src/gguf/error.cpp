@@ -208,8 +208,18 @@ std::string error::describe(bool path_said) const {
         case errc::journal_present:
             return "an interrupted in-place edit left its undo journal " + (file.empty() ? std::string() : quoted(file)) +
                    "; run 'minfer edit --recover' on the model first";
-        case errc::journal_invalid:
-            return "undo journal " + (file.empty() ? std::string() : quoted(file) + " ") + "cannot be used: " + detail;
+        case errc::journal_invalid: {
+            // What to do: the journal cannot restore anything, so the model is as the interruption
+            // left it; once it is checked, the journal only blocks every edit and can go.
+            constexpr std::string_view suffix = ".minfer-undo";
+            const std::string model = file.size() > suffix.size() && file.ends_with(suffix)
+                                          ? quoted(file.substr(0, file.size() - suffix.size()))
+                                          : std::string("MODEL");
+            return "undo journal " + (file.empty() ? std::string() : quoted(file) + " ") + "cannot be used: " + detail +
+                   ". The model was not touched: check it (minfer verify " + model +
+                   "); if it is sound, remove the journal (minfer edit --discard-journal " + model +
+                   ", or edit_discard_journal in Python), otherwise restore the model from a copy";
+        }
         case errc::too_many_parts:
             return "the split needs " + num(found) + " parts but split.count (u16) can count at most " + num(expected);
         case errc::type_not_convertible:

@@ -338,4 +338,19 @@ result<recovery> recover_in_place(const std::filesystem::path& file) noexcept {
     }
 }
 
+result<bool> discard_journal(const std::filesystem::path& file) noexcept {
+    try {
+        const std::filesystem::path journal = undo_journal_path(file);
+        // Under the model's lock, so that a journal an edit is writing right now is never taken.
+        fd_guard guard;
+        auto fd = open_locked(file, guard);
+        if (!fd) return unexpected(std::move(fd).error());
+        if (!path_exists(journal)) return false;
+        if (auto r = remove_journal(journal); !r) return unexpected(std::move(r).error());
+        return true;
+    } catch (...) {
+        return unexpected(detail::oom("discarding an undo journal"));
+    }
+}
+
 }  // namespace minfer::gguf

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <map>
 #include <new>
 #include <unordered_map>
 #include <utility>
@@ -13,6 +14,7 @@
 #include "minfer/gguf/rules.hpp"
 #include "minfer/gguf/text.hpp"
 #include "minfer/gguf_write/in_place.hpp"
+#include "known_keys.hpp"
 
 namespace minfer::gguf {
 namespace {
@@ -226,15 +228,15 @@ public:
             const slot* s = touched(r.key);
             if (s == nullptr) continue;
             if (!s->present) {
-                out.push_back({std::string(r.key), &r, std::nullopt});
+                out.push_back({std::string(r.key), &r, std::nullopt, {}});
             } else if (differs(r, s->value)) {
-                out.push_back({std::string(r.key), &r, s->value});
+                out.push_back({std::string(r.key), &r, s->value, {}});
             }
         }
         for (const std::string& k : order_) {
             if (m_.find(k) != nullptr) continue;
             const slot& s = slots_.at(k);
-            if (s.present) out.push_back({k, nullptr, s.value});
+            if (s.present) out.push_back({k, nullptr, s.value, {}});
         }
         return out;
     }
@@ -260,9 +262,29 @@ private:
 
 std::string file_of(const model& m) { return m.path().string(); }
 
+// The type a key must keep, against which an explicit type is checked.
+struct type_rule {
+    std::optional<known_keys::key_type> llama;  // llama.cpp's type, when it reads the key
+    std::optional<value_type> stored;           // otherwise the key's current type, when it exists
+    std::string text;                           // what it is, for messages
+
+    bool fits(value_type t) const {
+        if (llama) return t == llama->type || (llama->per_layer_array && t == value_type::u32);
+        return !stored || t == *stored;
+    }
+};
+
+std::string arch_of(const model& m) {
+    const kv* r = m.find(architecture_key);
+    if (r == nullptr || r->type != value_type::string) return {};
+    auto s = r->get<std::string_view>();
+    return s ? std::string(*s) : std::string();
+}
+
 class planner {
 public:
-    planner(const model& m, metadata_edit_plan& plan) : m_(m), plan_(plan), state_(m) {}
+    planner(const model& m, metadata_edit_plan& plan, const metadata_edit_options& options)
+        : m_(m), plan_(plan), options_(options), state_(m), arch_(arch_of(m)) {}
 
     result<void> apply(const metadata_edit& e) {
         switch (e.what) {
@@ -280,13 +302,64 @@ public:
         state_.erase(in_place_padding_key);
     }
 
-    void finish() { plan_.diff = state_.diff(); }
+    void finish() {
+        plan_.diff = state_.diff();
+        for (metadata_diff_entry& d : plan_.diff) {
+            const auto it = forced_.find(d.key);
+            if (it != forced_.end() && d.after && !it->second.fits(d.after->type)) d.forced_over = it->second.text;
+        }
+    }
 
 private:
+    // split.* say how a model is cut into files; only split and merge write them (a lone file
+    // with split.count 3 is a part 1 whose other parts do not exist: the loaders refuse it).
     std::optional<error> split_key(std::string_view key) const {
-        if (m_.parts().size() > 1 && key.starts_with("split."))
+        if (!key.starts_with("split.")) return std::nullopt;
+        if (m_.parts().size() > 1)
             return bad_text(key, "the split.* keys describe this split set of " + std::to_string(m_.parts().size()) +
                                      " parts and cannot be edited (merge the set first: minfer merge)");
+        return bad_text(key, "the split.* keys say how a model is cut into files and only minfer split and "
+                             "minfer merge write them (a single file with them is a split part whose other "
+                             "parts do not exist)");
+    }
+
+    type_rule rule_for(std::string_view key) const {
+        type_rule r;
+        r.llama = known_keys::lookup(key, arch_);
+        if (r.llama) {
+            r.text = known_keys::describe(*r.llama);
+        } else if (state_.exists(key)) {
+            r.stored = state_.current_type(key);
+            const kv* o = state_.original_if_current(key);
+            r.text = o != nullptr && o->is_array() ? "an array of " + std::string(user_name(o->element_type))
+                                                   : std::string(user_name(*r.stored));
+        }
+        return r;
+    }
+
+    // An explicit type must be the one the key keeps (llama.cpp's, or the stored one), unless the
+    // caller allowed the change: a u32 hyperparameter stored as str makes llama.cpp refuse the model.
+    std::optional<error> check_type(std::string_view key, value_type type) {
+        const type_rule rule = rule_for(key);
+        if (rule.fits(type)) return std::nullopt;
+        const std::string given(user_name(type));
+        if (!options_.allow_type_change) {
+            const std::string a = rule.text.starts_with("an ") ? "" : "a ";
+            std::string why = rule.llama ? "llama.cpp reads " + escape(key) + " as " + a + rule.text +
+                                               " and refuses a model that stores another type"
+                                         : "the model stores " + escape(key) + " as " + a + rule.text;
+            why += ": expected " + rule.text + ", given " + given + "; ";
+            if (!rule.llama || rule.llama->type != value_type::array)
+                why += "give " + a + std::string(user_name(rule.llama ? rule.llama->type : *rule.stored)) +
+                       " value (or leave the type out), or force the change";
+            else
+                why += "force the change";
+            return bad_text(key, why + " with --allow-type-change (Python: allow_type_change=True)");
+        }
+        if (rule.llama)
+            plan_.warnings.push_back(escape(key) + " becomes " + given + " although llama.cpp reads it as " +
+                                     rule.text + ": llama.cpp will not load the model");
+        forced_.insert_or_assign(std::string(key), rule);
         return std::nullopt;
     }
 
@@ -302,9 +375,6 @@ private:
                                                     : std::to_string(v) + " is not a power of two above 0, which "
                                                                           "general.alignment must be"));
         }
-        if (key == architecture_key && type != value_type::string)
-            plan_.warnings.push_back("general.architecture becomes " + std::string(to_string(type)) +
-                                     ": llama.cpp reads it as a string and will not load the model");
         state_.set(key, type, bytes);
         plan_.changes.push_back(metadata_change::set_encoded(std::string(key), type, std::move(bytes)));
         return {};
@@ -339,6 +409,7 @@ private:
     result<void> set_typed(std::string_view key, value_type type, std::string_view text) {
         if (auto bad = check_new_key(key)) return unexpected(std::move(*bad));
         if (auto bad = split_key(key)) return unexpected(std::move(*bad));
+        if (auto bad = check_type(key, type)) return unexpected(std::move(*bad));
         auto bytes = parse_value_text(key, type, text);
         if (!bytes) return unexpected(bytes.error());
         return put(key, type, std::move(*bytes));
@@ -422,13 +493,16 @@ private:
                                          std::to_string(id) + ", " + others + (matches > 4 ? ", …" : "") +
                                          "); " + escape(*key) + " takes the first, " + std::to_string(id));
         }
-        // Written as u32, as gguf_new_metadata does (llama.cpp reads any integer width).
+        // Written as u32: llama.cpp reads the special-token ids as u32 exactly (llama-vocab.cpp).
         return put(*key, value_type::u32, le_bytes(id));
     }
 
     const model& m_;
     metadata_edit_plan& plan_;
+    const metadata_edit_options& options_;
     overlay state_;
+    std::string arch_;                        // the input's general.architecture: the {arch}.* keys' prefix
+    std::map<std::string, type_rule> forced_; // keys whose type an edit changed with allow_type_change
 };
 
 }  // namespace
@@ -534,7 +608,7 @@ result<metadata_edit_plan> plan_metadata_edit(const model& m, std::span<const me
                                               const metadata_edit_options& options) noexcept {
     try {
         metadata_edit_plan plan;
-        planner p(m, plan);
+        planner p(m, plan, options);
         for (const metadata_edit& e : edits) {
             auto r = p.apply(e);
             if (!r) return unexpected(r.error());

@@ -176,7 +176,7 @@ TEST(CliEdit, EveryChangeInOneRun) {
     const fs::path out = edit_dir() / "all-out.gguf";
     fs::remove(out);
     const run_result r = run({"edit", in.string(), "-o", out.string(), "--set", "new.u64:u64=0x10", "--set",
-                              "llama.rope.freq_base:f64=500000.5", "--set", "new.flag:bool=false", "--set",
+                              "llama.rope.freq_base:f32=500000.5", "--set", "new.flag:bool=false", "--set",
                               "new.text:str=h\xc3\xa9", "--delete", "t.nums", "--chat-template", "{{ new }}",
                               "--special-token", "eos", "</s>", "--special-token", "pad", "0", "--special-token",
                               "tokenizer.ggml.eot_token_id", "w\xc3\xb6rld", "--name", "N", "--description", "D",
@@ -185,7 +185,7 @@ TEST(CliEdit, EveryChangeInOneRun) {
     EXPECT_EQ(r.out, "");  // --quiet
     const gguf::model m = open(out);
     EXPECT_EQ(m.get<std::uint64_t>("new.u64").value(), 16u);
-    EXPECT_EQ(m.get<double>("llama.rope.freq_base").value(), 500000.5);
+    EXPECT_EQ(m.get<float>("llama.rope.freq_base").value(), 500000.5f);
     EXPECT_EQ(m.get<bool>("new.flag").value(), false);
     EXPECT_EQ(m.get<std::string_view>("new.text").value(), "h\xc3\xa9");
     EXPECT_EQ(m.find("t.nums"), nullptr);
@@ -288,16 +288,19 @@ TEST(CliEdit, DryRunWritesNothing) {
     fs::remove(out);
     const file_state before = state_of(in);
     const run_result r = run({"edit", in.string(), "-o", out.string(), "--dry-run", "--set", "a.b:u32=5", "--delete",
-                              "general.name", "--set", "llama.block_count:i64=-3", "--special-token", "bos", "2"});
+                              "general.name", "--set", "llama.block_count:i64=-3", "--special-token", "bos", "2",
+                              "--allow-type-change"});
     ASSERT_EQ(r.rc, 0) << r.err;
     EXPECT_EQ(r.out,
               "- general.name (string): \"old name\"\n"
-              "~ llama.block_count (u32 -> i64): 2 -> -3\n"
+              "~ llama.block_count (u32 -> i64): 2 -> -3  [type forced by --allow-type-change; expected u32]\n"
               "~ tokenizer.ggml.bos_token_id (u32): 1 -> 2\n"
               "+ a.b (u32): 5\n"
               "4 keys: 1 added, 2 changed, 1 removed\n"
               "--in-place: fits\n"
               "dry run: nothing written\n");
+    EXPECT_EQ(r.err, "Warning: llama.block_count becomes i64 although llama.cpp reads it as u32: llama.cpp will not "
+                     "load the model\n");
     EXPECT_FALSE(fs::exists(out));
     expect_unchanged(in, before);
     // Without -o too.
@@ -361,8 +364,10 @@ TEST(CliEdit, ValueRefusals) {
                    "Error: the value for key 'general.alignment' is not valid: 3 is not a power of two above 0, "
                    "which general.alignment must be [bad_value_text]");
     expect_refused({"--set", "general.alignment:u64=32"}, 2,
-                   "Error: the value for key 'general.alignment' is not valid: general.alignment must be a u32, not "
-                   "u64 [bad_value_text]");
+                   "Error: the value for key 'general.alignment' is not valid: llama.cpp reads general.alignment as "
+                   "a u32 and refuses a model that stores another type: expected u32, given u64; give a u32 value (or "
+                   "leave the type out), or force the change with --allow-type-change (Python: "
+                   "allow_type_change=True) [bad_value_text]");
     expect_refused({"--set", "t.nums=1"}, 2,
                    "Error: the value for key 't.nums' is not valid: the key is an array of u32 (3 items); only "
                    "scalars and strings can be set [bad_value_text]");
@@ -416,7 +421,7 @@ TEST(CliEdit, UsageRefusals) {
     const run_result none = run({"edit", in.string(), "-o", out.string()});
     EXPECT_EQ(none.rc, 2);
     EXPECT_EQ(none.err, "Error: no change given: use --set, --delete, --chat-template, --chat-template-file, "
-                        "--special-token, --name or --description\n");
+                        "--special-token, --name, --description or --reserve\n");
     const run_result no_out = run({"edit", in.string(), "--name", "x"});
     EXPECT_EQ(no_out.rc, 2);
     EXPECT_EQ(no_out.err, "Error: no output given: write a new file with -o OUT, or edit the model itself with "
@@ -726,6 +731,184 @@ TEST(CliEditInPlace, Recover) {
     EXPECT_EQ(bad.rc, 1);
     EXPECT_NE(bad.err.find("[journal_invalid]"), std::string::npos) << bad.err;
     fs::remove(journal);
+}
+
+// ---- issue 21: edit never writes a model its loader or llama.cpp's refuses ----
+
+// split.* are the split commands' keys: a lone file with split.count 3 is a part 1 whose other parts
+// do not exist, which `minfer info` then refuses.
+TEST(CliEditSafety, SplitKeysAreForSplitAndMergeOnly) {
+    for (const std::vector<std::string>& change :
+         {std::vector<std::string>{"--set", "split.count:u16=3"}, {"--set", "split.no:u16=0"},
+          {"--set", "split.tensors.count:i32=2"}}) {
+        const fs::path in = fresh("split-key.gguf");
+        const fs::path out = edit_dir() / "split-key-out.gguf";
+        fs::remove(out);
+        std::vector<std::string> args{"edit", in.string(), "-o", out.string()};
+        args.insert(args.end(), change.begin(), change.end());
+        const run_result r = run(args);
+        EXPECT_EQ(r.rc, 2) << r.err;
+        EXPECT_NE(r.err.find("only minfer split and minfer merge write them"), std::string::npos) << r.err;
+        EXPECT_FALSE(fs::exists(out));
+    }
+    // --allow-type-change is about types; it does not open the split keys.
+    const fs::path in = fresh("split-key.gguf");
+    const run_result forced =
+        run({"edit", in.string(), "--dry-run", "--allow-type-change", "--set", "split.count:u16=3"});
+    EXPECT_EQ(forced.rc, 2) << forced.err;
+}
+
+// A key llama.cpp reads keeps llama.cpp's type: its loader checks the stored type exactly.
+TEST(CliEditSafety, KnownKeysKeepLlamaCppsType) {
+    const std::string f = "Error: the value for key ";
+    expect_refused({"--set", "llama.context_length:str=hello"}, 2,
+                   f + "'llama.context_length' is not valid: llama.cpp reads llama.context_length as a u32 and "
+                       "refuses a model that stores another type: expected u32, given str; give a u32 value (or "
+                       "leave the type out), or force the change with --allow-type-change (Python: "
+                       "allow_type_change=True) [bad_value_text]");
+    expect_refused({"--set", "llama.block_count:bool=true"}, 2,
+                   f + "'llama.block_count' is not valid: llama.cpp reads llama.block_count as a u32", true);
+    expect_refused({"--set", "llama.rope.freq_base:f64=1e6"}, 2,
+                   f + "'llama.rope.freq_base' is not valid: llama.cpp reads llama.rope.freq_base as a f32", true);
+    expect_refused({"--set", "general.name:u32=5"}, 2,
+                   f + "'general.name' is not valid: llama.cpp reads general.name as a str", true);
+    expect_refused({"--set", "tokenizer.ggml.add_bos_token:u8=1"}, 2,
+                   f + "'tokenizer.ggml.add_bos_token' is not valid: llama.cpp reads tokenizer.ggml.add_bos_token "
+                       "as a bool", true);
+    expect_refused({"--set", "tokenizer.ggml.tokens:str=x"}, 2,
+                   f + "'tokenizer.ggml.tokens' is not valid: llama.cpp reads tokenizer.ggml.tokens as an array of "
+                       "str and refuses a model that stores another type: expected an array of str, given str; "
+                       "force the change with --allow-type-change (Python: allow_type_change=True) [bad_value_text]");
+    // Another existing key keeps its own type (here one an earlier change of the run gave it).
+    expect_refused({"--set", "t.k:u8=1", "--set", "t.k:u16=2"}, 2,
+                   f + "'t.k' is not valid: the model stores t.k as a u8: expected u8, given u16; give a u8 value "
+                       "(or leave the type out), or force the change with --allow-type-change (Python: "
+                       "allow_type_change=True) [bad_value_text]");
+
+    // The right type, given or left out, is an edit as before; the value loads as llama.cpp reads it.
+    const fs::path in = fresh("known.gguf");
+    const fs::path out = edit_dir() / "known-out.gguf";
+    fs::remove(out);
+    const run_result ok = run({"edit", in.string(), "-o", out.string(), "--set", "llama.context_length:u32=4096",
+                               "--set", "llama.block_count=3", "--set", "tokenizer.ggml.add_bos_token:bool=true",
+                               "--set", "llama.attention.head_count:u32=8"});
+    ASSERT_EQ(ok.rc, 0) << ok.err;
+    EXPECT_EQ(ok.err, "");
+    const gguf::model m = open(out);
+    EXPECT_EQ(m.find("llama.context_length")->type, gguf::value_type::u32);
+    EXPECT_EQ(m.get<std::uint32_t>("llama.block_count").value(), 3u);
+    EXPECT_EQ(m.get<bool>("tokenizer.ggml.add_bos_token").value(), true);
+}
+
+// --allow-type-change forces it, and the diff and a warning say so; the loader's own rule stays.
+TEST(CliEditSafety, AllowTypeChangeIsExplicitAndMarked) {
+    const fs::path in = fresh("forced.gguf");
+    const fs::path out = edit_dir() / "forced-out.gguf";
+    fs::remove(out);
+    const run_result r = run({"edit", in.string(), "-o", out.string(), "--allow-type-change", "--set",
+                              "llama.context_length:str=hello", "--set", "t.k:u8=1", "--set", "t.k:u16=2"});
+    ASSERT_EQ(r.rc, 0) << r.err;
+    EXPECT_TRUE(has_line(r.out, "+ llama.context_length (string): \"hello\"  [type forced by --allow-type-change; "
+                                "expected u32]"))
+        << r.out;
+    EXPECT_TRUE(has_line(r.out, "+ t.k (u16): 2  [type forced by --allow-type-change; expected u8]")) << r.out;
+    EXPECT_EQ(r.err, "Warning: llama.context_length becomes str although llama.cpp reads it as u32: llama.cpp will "
+                     "not load the model\n");
+    EXPECT_EQ(string_of(out, "llama.context_length"), "hello");
+    // A type the key may have is not marked, with the flag or without.
+    const run_result plain = run({"edit", in.string(), "--dry-run", "--allow-type-change", "--set",
+                                  "llama.block_count:u32=7"});
+    ASSERT_EQ(plain.rc, 0) << plain.err;
+    EXPECT_TRUE(has_line(plain.out, "~ llama.block_count (u32): 2 -> 7")) << plain.out;
+    // general.alignment must stay a u32 power of two: the loader refuses anything else.
+    const run_result align =
+        run({"edit", in.string(), "--dry-run", "--allow-type-change", "--set", "general.alignment:u64=32"});
+    EXPECT_EQ(align.rc, 2);
+    EXPECT_NE(align.err.find("general.alignment must be a u32, not u64"), std::string::npos) << align.err;
+}
+
+// --reserve alone is an edit: a copy with room for later in-place edits.
+TEST(CliEditSafety, ReserveAlone) {
+    const fs::path in = fresh("reserve-alone.gguf");
+    const fs::path out = edit_dir() / "reserve-alone-out.gguf";
+    fs::remove(out);
+    const run_result r = run({"edit", in.string(), "-o", out.string(), "--reserve", "4KiB"});
+    ASSERT_EQ(r.rc, 0) << r.err;
+    EXPECT_TRUE(has_line(r.out, "+ minfer.padding (u8 array): 4096 zero bytes reserved for later in-place edits"))
+        << r.out;
+    EXPECT_TRUE(has_line(r.out, "1 key: 1 added, 0 changed, 0 removed")) << r.out;
+    EXPECT_EQ(count_of(out, "minfer.padding"), 4096u);
+    expect_same_tensors(in, out);
+    // The room serves: an in-place edit that grows the metadata now fits.
+    const run_result grow = run({"edit", out.string(), "--in-place", "--description", std::string(1000, 'g')});
+    EXPECT_EQ(grow.rc, 0) << grow.err;
+}
+
+// An in-place edit that changes nothing writes nothing and says so.
+TEST(CliEditSafety, InPlaceNoChangeClaimsNoRewrite) {
+    const fs::path in = fresh("ip-same.gguf", 400);
+    const file_state before = state_of(in);
+    const run_result r = run({"edit", in.string(), "--in-place", "--name", "old name", "--set", "llama.block_count=2"});
+    ASSERT_EQ(r.rc, 0) << r.err;
+    EXPECT_EQ(r.out, "no change: every value is already as asked; '" + in.string() +
+                         "' is left as it was (nothing written)\n");
+    expect_unchanged(in, before);
+    EXPECT_FALSE(fs::exists(gguf::undo_journal_path(in)));
+}
+
+// A damaged journal: the message says what to do, and --discard-journal does it.
+TEST(CliEditSafety, DamagedJournalSaysWhatToDo) {
+    const fs::path in = fresh("ip-damaged.gguf", 400);
+    const fs::path journal = gguf::undo_journal_path(in);
+    write_file(journal, "not a journal");
+    const file_state before = state_of(in);
+    const run_result bad = run({"edit", "--recover", in.string()});
+    EXPECT_EQ(bad.rc, 1);
+    EXPECT_EQ(bad.err, "Error: " + journal.string() + ": undo journal '" + journal.string() +
+                           "' cannot be used: it is shorter than its fixed header. The model was not touched: check "
+                           "it (minfer verify '" + in.string() + "'); if it is sound, remove the journal (minfer "
+                           "edit --discard-journal '" + in.string() + "', or edit_discard_journal in Python), "
+                           "otherwise restore the model from a copy [journal_invalid]\n");
+    EXPECT_EQ(run({"edit", "--discard-journal", in.string(), "--name", "x"}).rc, 2);
+    EXPECT_TRUE(fs::exists(journal));
+    const run_result d = run({"edit", "--discard-journal", in.string()});
+    EXPECT_EQ(d.rc, 0) << d.err;
+    EXPECT_EQ(d.out, "removed the undo journal beside '" + in.string() +
+                         "'; the model is as the interrupted edit left it (check it with 'minfer verify')\n");
+    EXPECT_FALSE(fs::exists(journal));
+    expect_unchanged(in, before);
+    const run_result again = run({"edit", "--discard-journal", in.string()});
+    EXPECT_EQ(again.rc, 0);
+    EXPECT_EQ(again.out, "nothing to do: no undo journal beside '" + in.string() + "'\n");
+    // Edits work again.
+    EXPECT_EQ(run({"edit", in.string(), "--in-place", "--name", "n"}).rc, 0);
+}
+
+// `info --key` prints a string's exact bytes, so saving a template and setting it back is the identity.
+TEST(CliEditSafety, ChatTemplateRoundTripThroughInfoKey) {
+    for (const std::string& tpl : {std::string("{% for m in messages %}{{ m.content }}{% endfor %}"),
+                                   std::string("{{ a }}\n{{ b }}\n"), std::string("\n\n")}) {
+        fs::path model = edit_dir() / "rt-0.gguf";
+        fs::remove(model);
+        {
+            const fs::path base = fresh("rt-base.gguf");
+            const run_result r = run({"edit", base.string(), "-o", model.string(), "--chat-template", tpl});
+            ASSERT_EQ(r.rc, 0) << r.err;
+        }
+        for (int round = 1; round <= 3; ++round) {
+            const fs::path saved = edit_dir() / "rt.jinja";
+            const run_result k = run({"info", "--key", "tokenizer.chat_template", model.string()}, saved);
+            ASSERT_EQ(k.rc, 0) << k.err;
+            EXPECT_EQ(slurp(saved), tpl) << "round " << round;
+            const fs::path next = edit_dir() / ("rt-" + std::to_string(round) + ".gguf");
+            fs::remove(next);
+            const run_result e =
+                run({"edit", model.string(), "-o", next.string(), "--chat-template-file", saved.string()});
+            ASSERT_EQ(e.rc, 0) << e.err;
+            EXPECT_EQ(string_of(next, "tokenizer.chat_template"), tpl) << "round " << round;
+            model = next;
+        }
+    }
 }
 
 // ---- a file written by another tool ----

@@ -214,7 +214,7 @@ TEST(CliText, ChatTemplateReadableWithFull) {
 TEST(CliText, KeyPrintsOneValueRaw) {
     const auto s = run({"info", "--key", "t.raw", text_model().string()});
     EXPECT_EQ(s.rc, 0);
-    EXPECT_EQ(s.out, "line1\nline2\t\xff\n");
+    EXPECT_EQ(s.out, "line1\nline2\t\xff");  // exactly the bytes: no newline added
     EXPECT_EQ(run({"info", "--key", "general.file_type", text_model().string()}).out, "15\n");
     EXPECT_EQ(run({"info", "--key", "t.bytes", text_model().string()}).out, "1\n2\n3\n");
     EXPECT_EQ(run({"info", "--key", "tokenizer.ggml.tokens", text_model().string()}).out, "<unk>\n<s>\n</s>\nhello\n");

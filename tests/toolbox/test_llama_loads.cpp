@@ -146,6 +146,37 @@ TEST(LlamaLoads, EditCommandOutput) {
     EXPECT_EQ(m->meta("general.name"), std::optional<std::string>("Edited sample"));
 }
 
+// A key llama.cpp reads keeps its type (issue 21): the edit that would store another is refused and
+// writes nothing; the same value with the kept type loads. And the rule's premise: forced with
+// --allow-type-change, llama.cpp's loader refuses the file.
+TEST(LlamaLoads, EditKeepsTheTypesLlamaCppReads) {
+    MINFER_REQUIRE_LLAMA_PARTS(lib, needed_parts);
+    temp_dir dir("edit_types");
+    const fs::path refused = dir / "refused.gguf";
+    const run_result no = run({"edit", sample_model().string(), "-o", refused.string(), "--set",
+                               "qwen2.context_length:str=8192"});
+    EXPECT_EQ(no.rc, 2) << no.err;
+    EXPECT_NE(no.err.find("expected u32, given str"), std::string::npos) << no.err;
+    EXPECT_FALSE(fs::exists(refused));
+
+    const fs::path kept = dir / "kept.gguf";
+    const run_result yes = run({"edit", sample_model().string(), "-o", kept.string(), "--set",
+                                "qwen2.context_length:u32=8192", "--set", "qwen2.rope.freq_base=500000", "--quiet"});
+    ASSERT_EQ(yes.rc, 0) << yes.err;
+    std::string why;
+    auto m = llama_loaded::load(*lib, kept.string(), why);
+    ASSERT_TRUE(m.has_value()) << why;
+    EXPECT_EQ(m->meta("qwen2.context_length"), std::optional<std::string>("8192"));
+
+    const fs::path forced = dir / "forced.gguf";
+    const run_result f = run({"edit", sample_model().string(), "-o", forced.string(), "--set",
+                              "qwen2.context_length:str=8192", "--allow-type-change", "--quiet"});
+    ASSERT_EQ(f.rc, 0) << f.err;
+    why.clear();
+    EXPECT_FALSE(llama_loaded::load(*lib, forced.string(), why).has_value());
+    EXPECT_NE(why.find("wrong type"), std::string::npos) << why;
+}
+
 // --- stories260K: a real llama model llama.cpp decodes -------------------------------------------
 
 // 8 tokens of its 512 (1 is <s>).

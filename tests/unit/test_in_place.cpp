@@ -246,6 +246,33 @@ TEST(InPlace, RecoveryWithoutAJournalDoesNothing) {
     EXPECT_EQ(read_file(p), before);
 }
 
+// journal_invalid says what to do (check the model, then discard the journal), and discard_journal
+// removes the journal and nothing else.
+TEST(InPlace, ADamagedJournalCanBeDiscardedAfterChecking) {
+    temp_dir dir;
+    const fs::path p = dir / "m.gguf";
+    const bytes before = small_model("x");
+    write_file(p, before);
+    const fs::path j = undo_journal_path(p);
+    write_file(j, bytes(10));
+    auto r = recover_in_place(p);
+    ASSERT_FALSE(r.has_value());
+    const std::string m = r.error().message();
+    EXPECT_NE(m.find("check it (minfer verify '" + p.string() + "')"), std::string::npos) << m;
+    EXPECT_NE(m.find("minfer edit --discard-journal '" + p.string() + "'"), std::string::npos) << m;
+    auto d = discard_journal(p);
+    ASSERT_TRUE(d.has_value()) << d.error().message();
+    EXPECT_TRUE(*d);
+    EXPECT_FALSE(fs::exists(j));
+    EXPECT_EQ(read_file(p), before);
+    auto again = discard_journal(p);
+    ASSERT_TRUE(again.has_value());
+    EXPECT_FALSE(*again);
+    auto missing = discard_journal(dir / "none.gguf");
+    ASSERT_FALSE(missing.has_value());
+    EXPECT_EQ(missing.error().code, errc::io_error);
+}
+
 TEST(InPlace, ADamagedOrForeignJournalIsRefusedAndTheFileUntouched) {
     temp_dir dir;
     const fs::path p = dir / "m.gguf";

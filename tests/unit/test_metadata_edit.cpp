@@ -272,15 +272,70 @@ TEST_F(MetadataEdit, UntypedSetRefusals) {
 }
 
 TEST_F(MetadataEdit, TypedSetAddsLastAndChangesType) {
+    metadata_edit_options o{false};
+    o.allow_type_change = true;
     const auto p = plans({metadata_edit::set_typed("new.key", value_type::u64, "5"),
                           metadata_edit::set_typed("llama.block_count", value_type::string, "two")},
-                         metadata_edit_options{false});
+                         o);
     ASSERT_EQ(p.diff.size(), 2u);
     EXPECT_EQ(p.diff[0].key, "llama.block_count");  // the input's keys first, in file order
     EXPECT_EQ(p.diff[0].after->type, value_type::string);
+    EXPECT_EQ(p.diff[0].forced_over, "u32");
     EXPECT_EQ(p.diff[1].key, "new.key");
     EXPECT_EQ(p.diff[1].before, nullptr);
+    EXPECT_EQ(p.diff[1].forced_over, "");
     EXPECT_EQ(decode<std::uint64_t>(p.diff[1].after->bytes), 5u);
+    ASSERT_EQ(p.warnings.size(), 1u);
+    EXPECT_EQ(p.warnings[0], "llama.block_count becomes str although llama.cpp reads it as u32: llama.cpp will not "
+                             "load the model");
+}
+
+// llama.cpp's loader checks a key's stored type exactly, so a key it reads keeps its type; another
+// existing key keeps its own. The detail names the type expected.
+TEST_F(MetadataEdit, ExplicitTypeMustBeTheKeysType) {
+    const error absent = fails({metadata_edit::set_typed("llama.context_length", value_type::string, "hello")});
+    EXPECT_EQ(absent.code, errc::bad_value_text);
+    EXPECT_EQ(absent.subject, "llama.context_length");
+    EXPECT_EQ(absent.detail, "llama.cpp reads llama.context_length as a u32 and refuses a model that stores another "
+                             "type: expected u32, given str; give a u32 value (or leave the type out), or force the "
+                             "change with --allow-type-change (Python: allow_type_change=True)");
+    EXPECT_NE(fails({metadata_edit::set_typed("llama.block_count", value_type::boolean, "true")})
+                  .detail.find("expected u32, given bool"),
+              std::string::npos);
+    EXPECT_NE(fails({metadata_edit::set_typed("llama.rope.freq_base", value_type::f64, "1")})
+                  .detail.find("expected f32, given f64"),
+              std::string::npos);
+    EXPECT_NE(fails({metadata_edit::set_typed("tokenizer.ggml.bos_token_id", value_type::i32, "1")})
+                  .detail.find("expected u32, given i32"),
+              std::string::npos);
+    EXPECT_NE(fails({metadata_edit::set_typed("general.architecture", value_type::u32, "1")})
+                  .detail.find("expected str, given u32"),
+              std::string::npos);
+    // Another architecture's hyperparameters are not this model's: free keys.
+    EXPECT_TRUE(plan_metadata_edit(open(path_), std::vector{metadata_edit::set_typed("qwen2.context_length",
+                                                                                     value_type::string, "x")}));
+    // A key the table does not know keeps its stored type.
+    EXPECT_EQ(fails({metadata_edit::set_typed("tokenizer.chat_template.tool_use", value_type::u8, "1")}).detail,
+              "the model stores tokenizer.chat_template.tool_use as a str: expected str, given u8; give a str value "
+              "(or leave the type out), or force the change with --allow-type-change (Python: "
+              "allow_type_change=True)");
+    // The right type passes; a per-layer key takes its scalar form; the i32 padding id stored by
+    // another writer is left as it is by an untyped set.
+    const auto p = plans({metadata_edit::set_typed("llama.context_length", value_type::u32, "4096"),
+                          metadata_edit::set_typed("llama.attention.head_count", value_type::u32, "8"),
+                          metadata_edit::set("tokenizer.ggml.padding_token_id", "3")});
+    for (const metadata_diff_entry& d : p.diff) EXPECT_EQ(d.forced_over, "") << d.key;
+    EXPECT_TRUE(p.warnings.empty());
+}
+
+// Only split and merge write the split.* keys, on a single file too.
+TEST_F(MetadataEdit, SplitKeysAreRefused) {
+    for (const metadata_edit& e : {metadata_edit::set_typed("split.count", value_type::u16, "3"),
+                                   metadata_edit::set_typed("split.no", value_type::u16, "0")}) {
+        const error x = fails({e});
+        EXPECT_EQ(x.code, errc::bad_value_text);
+        EXPECT_NE(x.detail.find("only minfer split and minfer merge write them"), std::string::npos) << x.detail;
+    }
 }
 
 TEST_F(MetadataEdit, LaterEditsSeeEarlierOnes) {
@@ -308,8 +363,18 @@ TEST_F(MetadataEdit, Alignment) {
     EXPECT_EQ(fails({metadata_edit::set("general.alignment", "3")}).detail,
               "3 is not a power of two above 0, which general.alignment must be");
     EXPECT_EQ(fails({metadata_edit::set("general.alignment", "0")}).code, errc::bad_value_text);
-    EXPECT_EQ(fails({metadata_edit::set_typed("general.alignment", value_type::u64, "32")}).detail,
-              "general.alignment must be a u32, not u64");
+    EXPECT_NE(fails({metadata_edit::set_typed("general.alignment", value_type::u64, "32")})
+                  .detail.find("llama.cpp reads general.alignment as a u32"),
+              std::string::npos);
+    // Forcing the type does not pass the loader's own rule.
+    {
+        const model m = open(path_);
+        metadata_edit_options o;
+        o.allow_type_change = true;
+        auto r = plan_metadata_edit(m, std::vector{metadata_edit::set_typed("general.alignment", value_type::u64, "32")}, o);
+        ASSERT_FALSE(r);
+        EXPECT_EQ(r.error().detail, "general.alignment must be a u32, not u64");
+    }
     const auto p = plans({metadata_edit::set("general.alignment", "64")});
     EXPECT_EQ(decode<std::uint32_t>(p.diff[0].after->bytes), 64u);
 }

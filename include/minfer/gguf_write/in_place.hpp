@@ -65,4 +65,10 @@ enum class recovery : std::uint8_t {
 /// another file), io_error.
 result<recovery> recover_in_place(const std::filesystem::path& file) noexcept;
 
+/// Remove `file`'s undo journal without using it (CLI: `minfer edit --discard-journal FILE`): the
+/// way out when recover_in_place answers journal_invalid. The model is left as it is, so the caller
+/// should have checked it first (`minfer verify`). @returns whether there was a journal, or
+/// io_error (the model cannot be opened or locked, the journal cannot be removed).
+result<bool> discard_journal(const std::filesystem::path& file) noexcept;
+
 }  // namespace minfer::gguf

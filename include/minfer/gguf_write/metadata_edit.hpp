@@ -48,7 +48,7 @@ bool valid_utf8(std::string_view s) noexcept;
 struct metadata_edit {
     enum class op : std::uint8_t {
         set,            ///< key = value text; the key must exist and keeps its type
-        set_typed,      ///< key : type = value text; a new key, or a new type for an existing one
+        set_typed,      ///< key : type = value text; a new key, or (allow_type_change) a new type
         erase,          ///< the key must exist
         chat_template,  ///< every tokenizer.chat_template* key goes, then tokenizer.chat_template = text
         special_token,  ///< key = a special token's name or full key; text = a token's text or id
@@ -94,12 +94,22 @@ struct metadata_diff_entry {
     std::string key;
     const kv* before = nullptr;       ///< the input's record; nullptr when the key is new
     std::optional<new_value> after;   ///< nullopt when the key is removed
+    /// Empty, or — when the edit stores the key in a type it must not have, which only
+    /// metadata_edit_options::allow_type_change permits — the type it should have, as text ("u32",
+    /// "an array of str", …), for the diff to say so.
+    std::string forced_over;
 };
 
 struct metadata_edit_options {
     /// A full rewrite (-o): drop the in-place padding key (minfer.padding) an earlier in-place edit
     /// left. An in-place edit keeps it: plan_in_place sizes it anew.
     bool drop_padding = true;
+    /// Permit a set_typed whose type differs from the type the key must keep: the type llama.cpp
+    /// reads it as (a key of its table: general.*, tokenizer.*, the {arch}.* hyperparameters), or
+    /// else the type the key already has. Without it such an edit is bad_value_text naming that type.
+    /// With it the edit is done, its diff entry has forced_over set, and a key llama.cpp reads adds
+    /// a warning. general.alignment must still be a u32 power of two (the loader's rule).
+    bool allow_type_change = false;
 };
 
 /// The checked result of a list of edits.
@@ -113,7 +123,9 @@ struct metadata_edit_plan {
 /// one) and turn them into changes. @returns, before anything is written:
 ///   bad_value_text   value text that does not parse or fit; a set of an array key; a key that is
 ///                    empty, holds NUL or is not UTF-8; general.alignment not a u32 power of two; an
-///                    unknown type name; an unknown special-token name; a split.* key of a split set
+///                    unknown type name; an unknown special-token name; a type that differs from the
+///                    one the key must keep (see allow_type_change; the detail names that type); a
+///                    set or erase of a split.* key (only split and merge write those)
 ///   key_not_found    set without a type, or erase, of a key the model does not have (detail: why)
 ///   token_not_found  a special token's id not below the vocabulary size, its text not in the
 ///                    vocabulary, or no vocabulary (detail says which)
