@@ -77,7 +77,8 @@ TEST(ErrorIds, EveryCodeHasItsStableName) {
                            "range_ignored",
                            "bad_content_range",
                            "transfer_failed",
-                           "bad_hyperparameter"};
+                           "bad_hyperparameter",
+                           "input_too_large"};
     for (std::size_t i = 0; i < std::size(names); ++i) EXPECT_EQ(to_string(static_cast<errc>(i)), names[i]) << i;
     EXPECT_EQ(static_cast<std::size_t>(last_code) + 1, std::size(names));
     EXPECT_EQ(to_string(static_cast<errc>(std::size(names))), "unknown");

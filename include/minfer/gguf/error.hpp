@@ -158,10 +158,13 @@ enum class errc : std::uint8_t {
     // estimates (minfer::estimate: what llama.cpp allocates; never returned by open)
     bad_hyperparameter,  ///< an architecture key llama.cpp cannot use (0 heads, KV heads that do not divide the
                          ///< heads, a per-layer array of the wrong length, …); subject = the key, detail = why
+    // inputs the user names (read_capped: a chat template file, standard input)
+    input_too_large,  ///< a file or standard input larger than its cap; expected = the cap, found = its size when
+                      ///< known, else cap + 1; file = the input, detail = what it is read as ("a chat template")
 };
 
 /// The last code of the list (update it when appending a code; tests walk 1..last_code).
-inline constexpr errc last_code = errc::bad_hyperparameter;
+inline constexpr errc last_code = errc::input_too_large;
 
 /// The region of a GGUF file an error belongs to.
 enum class section : std::uint8_t { file, header, metadata, tensor_info, data, split, access };
