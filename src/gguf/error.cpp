@@ -173,7 +173,8 @@ std::string error::describe(bool path_said) const {
                    (detail.empty() ? "" : " " + detail);
         case errc::split_part_missing:
             return (path_said || file.empty() ? std::string("this split part") : "split part " + quoted(file)) + " is missing: " +
-                   std::error_code(sys_errno, std::generic_category()).message();
+                   (sys_errno != 0 ? std::error_code(sys_errno, std::generic_category()).message()
+                                   : detail.empty() ? std::string("not found") : detail);
         case errc::split_tensor_count_mismatch:
             return "split.tensors.count=" + num(expected) + " but the " + num(n_parts) + " parts hold " + num(found) +
                    " tensors";
