@@ -19,6 +19,7 @@
 #include <fmt/format.h>
 
 #include "../common/exit_codes.hpp"
+#include "../common/named_input.hpp"
 #include "../common/open_model.hpp"
 #include "../common/out_buffer.hpp"
 #include "../common/part_of.hpp"
@@ -73,26 +74,6 @@ int report(const gguf::error& e) {
 }
 
 
-// The whole of a file, or of stdin for "-". nullopt with `why` set when it cannot be read.
-std::optional<std::string> read_all(const std::string& path, std::string& why) {
-    std::FILE* f = path == "-" ? stdin : std::fopen(path.c_str(), "rb");
-    if (f == nullptr) {
-        why = std::strerror(errno);
-        return std::nullopt;
-    }
-    std::string s;
-    char buf[65536];
-    for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) s.append(buf, n);
-    const bool bad = std::ferror(f) != 0;
-    const int err = errno;
-    if (f != stdin) std::fclose(f);
-    if (bad) {
-        why = std::strerror(err);
-        return std::nullopt;
-    }
-    return s;
-}
-
 // The changes, in the order given on the command line (CLI11's parse order holds one entry per
 // argument string; --special-token's two arguments are two entries).
 std::optional<int> collect(std::vector<gguf::metadata_edit>& edits) {
@@ -118,10 +99,16 @@ std::optional<int> collect(std::vector<gguf::metadata_edit>& edits) {
         } else if (op == change_opt.chat_template) {
             edits.push_back(gguf::metadata_edit::chat_template(v));
         } else if (op == change_opt.chat_template_file) {
-            std::string why;
-            auto text = read_all(v, why);
-            if (!text)
+            auto text = read_named_input(v, max_chat_template_bytes, "a chat template");
+            if (!text) {
+                const gguf::error& e = text.error();
+                const std::string why = e.code == gguf::errc::input_too_large
+                                            ? fmt::format("more than {} bytes ({} MiB), the most read for a chat template",
+                                                          e.expected, e.expected >> 20)
+                                        : e.sys_errno != 0 ? std::string(std::strerror(e.sys_errno))
+                                                           : e.message();
                 return fail(fmt::format("cannot read the chat template file {}: {}", path_text(v), why), exit_io);
+            }
             edits.push_back(gguf::metadata_edit::chat_template(std::move(*text)));
         } else if (op == change_opt.special_token) {
             if (i % 2 == 0) {

@@ -2,14 +2,12 @@
 // file name and tensor name (never by the path string as typed).
 #include "minfer/check/manifest.hpp"
 #include "errors.hpp"
+#include "minfer/gguf/read_capped.hpp"
 
 #include <algorithm>
-#include <cerrno>
-#include <fstream>
 #include <map>
 #include <set>
 
-#include <sys/stat.h>
 
 namespace minfer::check {
 
@@ -164,42 +162,12 @@ result<manifest> parse_manifest(std::string_view text, std::string path) noexcep
 }
 
 result<manifest> read_manifest(const std::filesystem::path& path) noexcept {
+    // Bounded from the start (gguf::read_capped): a FIFO, /dev/zero or a huge file costs at most
+    // the cap before it is refused, never more.
+    auto text = gguf::read_capped(path, max_manifest_bytes, errc::manifest_too_large);
+    if (!text) return unexpected(std::move(text).error());
     try {
-        auto io_error = [&](int err, std::string detail) {
-            error e;
-            e.code = errc::io_error;
-            e.sys_errno = err;
-            e.file = path.string();
-            e.detail = std::move(detail);
-            return unexpected(std::move(e));
-        };
-        struct stat st{};
-        if (::stat(path.c_str(), &st) != 0) return io_error(errno, {});
-        if (S_ISDIR(st.st_mode)) return io_error(EISDIR, {});
-        auto too_large = [&](std::uint64_t size) {
-            error e;
-            e.code = errc::manifest_too_large;
-            e.expected = max_manifest_bytes;
-            e.found = size;
-            e.file = path.string();
-            return unexpected(std::move(e));
-        };
-        if (S_ISREG(st.st_mode) && static_cast<std::uint64_t>(st.st_size) > max_manifest_bytes)
-            return too_large(static_cast<std::uint64_t>(st.st_size));
-        std::ifstream in(path, std::ios::binary);
-        if (!in) return io_error(errno != 0 ? errno : EIO, {});
-        // Read at most the cap plus one byte: a FIFO or a growing file has no trustworthy size.
-        std::string text;
-        constexpr std::size_t step = std::size_t{1} << 20;
-        while (in && text.size() <= max_manifest_bytes) {
-            const std::size_t old = text.size();
-            text.resize(old + step);
-            in.read(text.data() + old, static_cast<std::streamsize>(step));
-            text.resize(old + static_cast<std::size_t>(in.gcount()));
-        }
-        if (in.bad()) return io_error(EIO, "read failed");
-        if (text.size() > max_manifest_bytes) return too_large(text.size());  // a pipe or a growing file
-        return parse_manifest(text, path.string());
+        return parse_manifest(*text, path.string());
     } catch (...) {
         return unexpected(detail::code_error(errc::out_of_memory));
     }

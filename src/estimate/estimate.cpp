@@ -44,6 +44,26 @@ error refuse(std::string_view subject, std::uint64_t expected, std::uint64_t fou
     return e;
 }
 
+// Saturating arithmetic for the figures: a product or sum past 2^64 - 1 stays there, and run()
+// refuses a saturated figure (bad_hyperparameter), so a wrapped number is never shown.
+struct sat {
+    std::uint64_t v = 0;
+    constexpr sat() = default;
+    constexpr sat(std::uint64_t x) noexcept : v(x) {}  // NOLINT: implicit, so formulas read as before
+    bool saturated() const noexcept { return v == UINT64_MAX; }
+    friend constexpr sat operator+(sat a, sat b) noexcept {
+        std::uint64_t r = 0;
+        return __builtin_add_overflow(a.v, b.v, &r) ? sat(UINT64_MAX) : sat(r);
+    }
+    friend constexpr sat operator*(sat a, sat b) noexcept {
+        std::uint64_t r = 0;
+        return __builtin_mul_overflow(a.v, b.v, &r) ? sat(UINT64_MAX) : sat(r);
+    }
+    friend constexpr sat operator/(sat a, sat b) noexcept { return a.v == UINT64_MAX ? a : sat(a.v / b.v); }
+    sat& operator+=(sat b) noexcept { return *this = *this + b; }
+    friend constexpr auto operator<=>(sat a, sat b) noexcept = default;
+};
+
 constexpr std::uint64_t pad(std::uint64_t x, std::uint64_t n) { return (x + n - 1) / n * n; }
 
 // ggml_row_size: n values of type t (n a multiple of the block).
@@ -63,46 +83,46 @@ std::uint32_t max_of(const std::vector<std::uint32_t>& v) { return v.empty() ? 0
 // final norm and the logits of every token). `host_side`: the part llama.cpp keeps in host
 // memory with full offload (the embeddings looked up on the CPU and the token ids).
 struct compute_parts {
-    std::uint64_t device = 0;
-    std::uint64_t host = 0;
+    sat device = 0;
+    sat host = 0;
 };
 
 compute_parts compute_buffer(const hparams& hp, const figures& f) {
-    constexpr std::uint64_t f32 = 4;
-    const std::uint64_t T = f.n_ubatch;  // llama.cpp reserves min(n_ctx, n_ubatch) tokens, all outputs
-    const std::uint64_t E = hp.n_embd;
-    const std::uint64_t V = hp.n_vocab;
-    const std::uint64_t n_kv = f.n_ctx_seq;  // the whole cache is in view while reserving
-    const std::uint64_t n_kv_swa = f.kv && f.kv->swa_cells > 0 ? f.kv->swa_cells / f.n_stream : 0;
+    constexpr sat f32{4};
+    const sat T = f.n_ubatch;  // llama.cpp reserves min(n_ctx, n_ubatch) tokens, all outputs
+    const sat E = hp.n_embd;
+    const sat V = hp.n_vocab;
+    const sat n_kv = f.n_ctx_seq;  // the whole cache is in view while reserving
+    const sat n_kv_swa = f.kv && f.kv->swa_cells > 0 ? f.kv->swa_cells / f.n_stream : 0;
 
     // Inputs: token ids, positions, output ids (i32), the KQ mask(s) (f16 with flash attention).
-    std::uint64_t inputs = 3 * T * 4;
-    std::uint64_t layer_peak = 0;
+    sat inputs = 3 * T * 4;
+    sat layer_peak = 0;
     if (hp.recurrent()) {
         // Mamba: per token the residual stream and its norm, x and z (2 d_inner), the conv window
         // and output, the activations, the scan's output and y * silu(z): about 5.5 d_inner, plus
         // dt and B, C (dt_rank + 2 d_state), plus the scan's state (calibrated on llama.cpp).
-        const std::uint64_t di = hp.ssm_d_inner;
+        const sat di = hp.ssm_d_inner;
         layer_peak = T * (2 * E + 11 * di / 2 + hp.ssm_dt_rank + 2 * std::uint64_t{hp.ssm_d_state}) * f32 +
-                     hp.n_embd_s() * f.n_seq_max * f32;
+                     sat(hp.n_embd_s()) * f.n_seq_max * f32;
         inputs += T * 4;  // s_copy
     } else {
-        const std::uint64_t mask_elem = f.flash_attn ? 2 : 4;
+        const sat mask_elem = f.flash_attn ? 2 : 4;
         inputs += n_kv * T * mask_elem;
         if (n_kv_swa > 0) inputs += n_kv_swa * T * mask_elem;
 
-        const std::uint64_t H = max_of(hp.n_head);
-        const std::uint64_t Hkv = max_of(hp.n_head_kv);
-        const std::uint64_t dk = hp.n_embd_head_k;
-        const std::uint64_t dv = hp.n_embd_head_v;
-        std::uint64_t attn = 0;
+        const sat H = max_of(hp.n_head);
+        const sat Hkv = max_of(hp.n_head_kv);
+        const sat dk = hp.n_embd_head_k;
+        const sat dv = hp.n_embd_head_v;
+        sat attn = 0;
         if (hp.is_mla) {
             // Q (decompressed then absorbed into the latent), the compressed KV of the batch,
             // the attention over the latent and its expansion to value heads.
-            const std::uint64_t lora = hp.n_lora_kv;
-            const std::uint64_t qk_mla = hp.n_embd_head_k_mla;
-            const std::uint64_t q = T * H * (qk_mla + dk) + T * std::max<std::uint64_t>(hp.n_lora_q, 1);
-            const std::uint64_t kq = f.flash_attn ? T * H * lora : n_kv * T * H + T * H * lora;
+            const sat lora = hp.n_lora_kv;
+            const sat qk_mla = hp.n_embd_head_k_mla;
+            const sat q = T * H * (qk_mla + dk) + T * sat(std::max<std::uint64_t>(hp.n_lora_q, 1));
+            const sat kq = f.flash_attn ? T * H * lora : n_kv * T * H + T * H * lora;
             attn = (q + T * dk + kq + T * H * hp.n_embd_head_v_mla) * f32;
         } else if (f.flash_attn) {
             // Q, K, V of the batch and the attention's output.
@@ -111,16 +131,16 @@ compute_parts compute_buffer(const hparams& hp, const figures& f) {
             // KQ (softmax in place over it), Q and the KQV output.
             attn = (n_kv * T * H + T * H * std::max(dk, dv) + T * H * dv) * f32;
         }
-        std::uint64_t ffn = 3 * T * std::uint64_t{max_of(hp.n_ff)} * f32;
+        sat ffn = 3 * T * std::uint64_t{max_of(hp.n_ff)} * f32;
         if (hp.n_expert > 0) {
-            const std::uint64_t used = hp.n_expert_used;
+            const sat used = hp.n_expert_used;
             // llama (mistral-style MoE) sizes its experts with feed_forward_length.
-            const std::uint64_t fe = hp.kind != arch::llama && hp.n_ff_exp > 0 ? hp.n_ff_exp : max_of(hp.n_ff);
+            const sat fe = hp.kind != arch::llama && hp.n_ff_exp > 0 ? hp.n_ff_exp : max_of(hp.n_ff);
             // router logits + probabilities, gate/up/activation of the chosen experts, then their
             // outputs beside the activation; a shared expert afterwards.
-            const std::uint64_t moe = 2 * T * hp.n_expert + std::max(3 * T * used * fe, T * used * fe + T * used * E);
-            const std::uint64_t shexp = 3 * T * std::uint64_t{hp.n_ff_shexp > 0 ? hp.n_ff_shexp : fe * hp.n_expert_shared} + T * E;
-            const std::uint64_t moe_bytes = std::max(moe, shexp) * f32;
+            const sat moe = 2 * T * hp.n_expert + std::max(3 * T * used * fe, T * used * fe + T * used * E);
+            const sat shexp = 3 * T * (hp.n_ff_shexp > 0 ? sat(hp.n_ff_shexp) : fe * hp.n_expert_shared) + T * E;
+            const sat moe_bytes = std::max(moe, shexp) * f32;
             ffn = hp.n_layer_dense_lead > 0 ? std::max(ffn, moe_bytes) : moe_bytes;
         }
         // Rows of n_embd per token alive beside the big tensors of a stage (the residual stream, the
@@ -129,18 +149,33 @@ compute_parts compute_buffer(const hparams& hp, const figures& f) {
         // two beside flash attention, three beside the KQ matrix (four for gemma, whose soft-capped
         // KQ takes more), three and a half beside the FFN.
         const bool gemma = hp.kind == arch::gemma2 || hp.kind == arch::gemma3;
-        const std::uint64_t attn_rows2 = f.flash_attn ? 4 : (gemma ? 8 : 6);  // in half rows
+        const sat attn_rows2 = f.flash_attn ? 4 : (gemma ? 8 : 6);  // in half rows
         layer_peak = std::max(attn_rows2 * T * E * f32 / 2 + attn, 7 * T * E * f32 / 2 + ffn);
     }
     // The final norm beside the residual stream, and the logits of every token.
-    const std::uint64_t output = 2 * T * E * f32 + T * V * f32;
-    const std::uint64_t embd = T * E * f32;  // the looked-up embeddings (host memory with full offload)
+    const sat output = 2 * T * E * f32 + T * V * f32;
+    const sat embd = T * E * f32;  // the looked-up embeddings (host memory with full offload)
 
     compute_parts c;
     // The masks are freed after the last layer: the output stage has only the small inputs beside it.
     c.device = std::max(inputs + layer_peak, 3 * T * 4 + output);
     c.host = 2 * embd + 3 * T * 4;
     return c;
+}
+
+// Figures past 2^64 - 1 bytes: the model's widths with this context and batch.
+error overflow(const hparams& h, const figures& f) {
+    error e;
+    e.code = errc::bad_hyperparameter;
+    e.where = gguf::section::metadata;
+    e.subject = h.architecture + ".embedding_length";
+    e.expected = UINT64_MAX;
+    e.found = UINT64_MAX;
+    e.detail = "the KV cache and compute buffer of this model's widths (" + h.architecture +
+               ".embedding_length and the head, feed-forward and state sizes) with a context of " +
+               std::to_string(f.n_ctx) + " and a batch of " + std::to_string(f.n_ubatch) +
+               " tokens need more than 2^64 bytes";
+    return e;
 }
 
 gguf::result<figures> run(const gguf::model& m, const params& p) {
@@ -214,6 +249,7 @@ gguf::result<figures> run(const gguf::model& m, const params& p) {
     const hparams& h = f.hp;
 
     kv_cache kv;
+    sat state = 0, k_sum = 0, v_sum = 0;  // checked below: a saturated sum is refused
     if (h.recurrent()) {
         // llama_memory_recurrent: f32 r and s, max(1, n_seq_max) rows, every layer.
         const std::uint64_t rows = std::max<std::uint32_t>(1, p.n_seq_max);
@@ -222,9 +258,10 @@ gguf::result<figures> run(const gguf::model& m, const params& p) {
             kv_layer l;
             l.layer = il;
             l.cells = rows;
-            l.r_bytes = h.n_embd_r() * rows * 4;
-            l.s_bytes = h.n_embd_s() * rows * 4;
-            kv.recurrent_state_bytes += l.r_bytes + l.s_bytes;
+            const sat r = sat(h.n_embd_r()) * rows * 4, s = sat(h.n_embd_s()) * rows * 4;
+            l.r_bytes = r.v;
+            l.s_bytes = s.v;
+            state = state + r + s;
             kv.layers.push_back(l);
         }
     } else {
@@ -266,22 +303,32 @@ gguf::result<figures> run(const gguf::model& m, const params& p) {
             l.layer = il;
             l.swa = h.is_swa(il);
             l.cells = l.swa ? kv.swa_cells : kv.cells;
-            l.k_bytes = row_size(p.type_k, h.n_embd_k_gqa(il)) * l.cells;
-            l.v_bytes = h.is_mla ? 0 : row_size(p.type_v, f.flash_attn ? h.n_embd_v_gqa(il) : v_max) * l.cells;
-            kv.k_bytes += l.k_bytes;
-            kv.v_bytes += l.v_bytes;
+            const sat kb = sat(row_size(p.type_k, h.n_embd_k_gqa(il))) * l.cells;
+            const sat vb = h.is_mla ? sat(0) : sat(row_size(p.type_v, f.flash_attn ? h.n_embd_v_gqa(il) : v_max)) * l.cells;
+            l.k_bytes = kb.v;
+            l.v_bytes = vb.v;
+            k_sum += kb;
+            v_sum += vb;
             kv.layers.push_back(l);
         }
     }
+    kv.recurrent_state_bytes = state.v;
+    kv.k_bytes = k_sum.v;
+    kv.v_bytes = v_sum.v;
     f.kv = std::move(kv);
 
     const compute_parts c = compute_buffer(h, f);
-    f.cpu_only.kv = f.kv->total();
-    f.cpu_only.compute = c.device;
-    f.gpu.kv = f.kv->total();
-    f.gpu.compute = c.device;
+    const sat kv_total = state + k_sum + v_sum;
+    // Every figure and total within 64 bits, else refused (the widths are bounded by read_hparams;
+    // what is left is a context or a batch too large for them).
+    if ((sat(f.weights_bytes) + kv_total + c.device + c.host).saturated())
+        return unexpected(overflow(h, f));
+    f.cpu_only.kv = kv_total.v;
+    f.cpu_only.compute = c.device.v;
+    f.gpu.kv = kv_total.v;
+    f.gpu.compute = c.device.v;
     f.host.kv = 0;
-    f.host.compute = c.host;
+    f.host.compute = c.host.v;
     return f;
 }
 

@@ -97,6 +97,50 @@ error with_key(error e, std::string_view key, std::string why) {
     return e;
 }
 
+// Every width key within max_width (see hparams.hpp): the estimate's products then stay within
+// 64 bits for any context llama.cpp accepts (its own figures are checked again as they are summed).
+std::optional<error> check_widths(const std::string& prefix, const hparams& hp) {
+    auto key = [&](std::string_view suffix) { return std::string(prefix).append(".").append(suffix); };
+    auto first_over = [](const std::vector<std::uint32_t>& v) {
+        std::uint32_t m = 0;
+        for (const std::uint32_t x : v) m = std::max(m, x);
+        return m;
+    };
+    const std::pair<const char*, std::uint32_t> widths[] = {
+        {"embedding_length", hp.n_embd},
+        {"feed_forward_length", first_over(hp.n_ff)},
+        {"attention.head_count", first_over(hp.n_head)},
+        {"attention.head_count_kv", first_over(hp.n_head_kv)},
+        {"attention.key_length", hp.n_embd_head_k},
+        {"attention.value_length", hp.n_embd_head_v},
+        {"rope.dimension_count", hp.n_rot},
+        {"attention.key_length_mla", hp.n_embd_head_k_mla},
+        {"attention.value_length_mla", hp.n_embd_head_v_mla},
+        {"attention.kv_lora_rank", hp.n_lora_kv},
+        {"attention.q_lora_rank", hp.n_lora_q},
+        {"expert_feed_forward_length", hp.n_ff_exp},
+        {"expert_shared_feed_forward_length", hp.n_ff_shexp},
+        {"expert_shared_count", hp.n_expert_shared},
+        {"attention.sliding_window", hp.n_swa},
+        {"ssm.conv_kernel", hp.ssm_d_conv},
+        {"ssm.inner_size", hp.ssm_d_inner},
+        {"ssm.state_size", hp.ssm_d_state},
+        {"ssm.time_step_rank", hp.ssm_dt_rank},
+        {"ssm.group_count", hp.ssm_n_group},
+    };
+    for (const auto& [suffix, v] : widths) {
+        // The window is a number of tokens, not a width: bounded by the context instead.
+        if (std::string_view(suffix) == "attention.sliding_window") continue;
+        if (v <= max_width) continue;
+        const std::string k = key(suffix);
+        return bad_value(k, max_width, v,
+                         std::string("key ").append(k).append(" = ").append(std::to_string(v))
+                             .append(": more than ").append(std::to_string(max_width))
+                             .append(", wider than any model; llama.cpp's sizes computed from it would overflow"));
+    }
+    return std::nullopt;
+}
+
 class reader {
 public:
     reader(const gguf::model& m, std::string arch_name) : m_(m), prefix_(std::move(arch_name)) {}
@@ -269,6 +313,7 @@ result<hparams> read(const gguf::model& m) {
                                         std::string("key ").append(r.key(d_inner == 0 ? "ssm.inner_size" : "ssm.state_size")).append(" = 0")));
         hp.n_head.assign(n_layer, 0);
         hp.n_head_kv.assign(n_layer, 0);
+        if (auto e = check_widths(hp.architecture, hp)) return unexpected(std::move(*e));
         return hp;
     }
 
@@ -378,6 +423,7 @@ result<hparams> read(const gguf::model& m) {
         hp.n_lora_kv = lora_kv;
         hp.n_lora_q = lora_q;
     }
+    if (auto e = check_widths(hp.architecture, hp)) return unexpected(std::move(*e));
     return hp;
 }
 

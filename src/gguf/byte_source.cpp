@@ -46,6 +46,14 @@ private:
 
 error oom(const char* what) noexcept { return out_of_memory_error(what); }
 
+// A location fetch_heads left alone after an earlier one failed.
+error not_fetched() {
+    error e;
+    e.code = errc::io_error;
+    e.detail = "not read: an earlier part of the set failed";
+    return e;
+}
+
 }  // namespace
 
 result<std::unique_ptr<byte_source>> open_file_source(const std::filesystem::path& path, load_mode mode) noexcept {
@@ -114,13 +122,22 @@ std::vector<result<fetched_head>> source_opener::fetch_heads(std::span<const std
     std::vector<result<fetched_head>> out;
     try {
         out.reserve(locations.size());
+        // In order, stopping at the first failure: model::open reports the first failed part, and
+        // a part 1 claiming 65,535 parts with none beside it costs one attempt, not 65,534.
+        bool failed = false;
         for (const std::string& at : locations) {
+            if (failed) {
+                out.emplace_back(unexpected(not_fetched()));
+                continue;
+            }
             auto src = open(at);
             if (!src) {
                 out.emplace_back(unexpected(std::move(src).error()));
+                failed = true;
                 continue;
             }
             out.push_back(fetch_head(**src, options));
+            failed = !out.back().has_value();
         }
     } catch (const std::bad_alloc&) {
         out.clear();

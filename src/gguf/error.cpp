@@ -11,7 +11,7 @@
 namespace minfer::gguf {
 namespace {
 
-constexpr std::array<std::string_view, 70> code_names{
+constexpr std::array<std::string_view, 71> code_names{
     "ok", "io_error", "out_of_memory", "truncated", "bad_magic", "bad_version", "byte_swapped",
     "version_unsupported", "version_too_new", "negative_count", "count_too_large", "empty_key", "duplicate_key",
     "bad_value_type", "nested_array", "string_too_long", "string_exceeds_file", "array_too_long",
@@ -24,7 +24,8 @@ constexpr std::array<std::string_view, 70> code_names{
     "split_bad_name", "bad_value_text", "token_not_found", "no_room_in_place", "journal_present", "journal_invalid",
     "too_many_parts", "type_not_convertible", "buffer_size_mismatch", "hash_unavailable", "manifest_too_large",
     "manifest_bad_line", "head_incomplete", "fetch_budget_exceeded", "http_status", "range_ignored",
-    "bad_content_range", "transfer_failed", "bad_hyperparameter", "model_incomplete", "output_not_regular", "unknown"};
+    "bad_content_range", "transfer_failed", "bad_hyperparameter", "model_incomplete", "output_not_regular",
+    "input_too_large", "unknown"};
 
 constexpr std::array<std::string_view, 7> section_names{"file", "header", "metadata", "tensor_info", "data", "split",
                                                         "access"};
@@ -183,7 +184,8 @@ std::string error::describe(bool path_said) const {
                    (detail.empty() ? "" : " " + detail);
         case errc::split_part_missing:
             return (path_said || file.empty() ? std::string("this split part") : "split part " + quoted(file)) + " is missing: " +
-                   std::error_code(sys_errno, std::generic_category()).message();
+                   (sys_errno != 0 ? std::error_code(sys_errno, std::generic_category()).message()
+                                   : detail.empty() ? std::string("not found") : detail);
         case errc::split_tensor_count_mismatch:
             return "split.tensors.count=" + num(expected) + " but the " + num(n_parts) + " parts hold " + num(found) +
                    " tensors";
@@ -231,7 +233,10 @@ std::string error::describe(bool path_said) const {
         case errc::hash_unavailable:
             return "the hash " + s + " cannot be computed" + (detail.empty() ? std::string() : ": " + detail);
         case errc::manifest_too_large:
-            return "the manifest has " + num(found) + " bytes; at most " + num(expected) + " are read";
+            return "the manifest has more than " + num(expected) + " bytes, the most that is read";
+        case errc::input_too_large:
+            return (path_said || file.empty() ? std::string("it") : quoted(file)) + " has more than " + num(expected) +
+                   " bytes, the most read" + (detail.empty() ? std::string() : " for " + detail);
         case errc::manifest_bad_line:
             return "manifest line " + std::to_string(index) + ": " + (subject.empty() ? std::string() : s + " entry ") +
                    detail;

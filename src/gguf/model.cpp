@@ -73,6 +73,9 @@ error part_error(error e, const std::string& location, std::uint32_t part, std::
     const bool absent = (e.code == errc::io_error && e.sys_errno == ENOENT) ||
                         (e.code == errc::http_status && (e.found == 404 || e.found == 410));
     if (part > 0 && absent) {
+        // A server's answer has no errno: the reason is its status (never strerror(0), "Success").
+        if (e.code == errc::http_status)
+            e.detail = "the server answered HTTP " + std::to_string(e.found) + (e.detail.empty() ? "" : " (" + e.detail + ")");
         e.code = errc::split_part_missing;
         e.where = section::split;
     }

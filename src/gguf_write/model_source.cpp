@@ -1,4 +1,4 @@
-// model_source: descriptors on a model's parts, checked against what the loader verified.
+// model_source: a model's parts checked against what the loader verified, as path ranges for the writer.
 #include "minfer/gguf_write/model_source.hpp"
 #include "errors.hpp"
 
@@ -8,7 +8,6 @@
 #include <memory>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <utility>
 
 namespace minfer::gguf {
 namespace {
@@ -46,40 +45,23 @@ bool same_head(int fd, std::span<const std::byte> verified, std::uint64_t n, int
 
 }  // namespace
 
-model_source::model_source(model_source&& other) noexcept
-    : fds_(std::move(other.fds_)), data_offsets_(std::move(other.data_offsets_)) {
-    other.fds_.clear();
-}
-
-model_source& model_source::operator=(model_source&& other) noexcept {
-    if (this != &other) {
-        close_all();
-        fds_ = std::move(other.fds_);
-        data_offsets_ = std::move(other.data_offsets_);
-        other.fds_.clear();
-    }
-    return *this;
-}
-
-model_source::~model_source() { close_all(); }
-
-void model_source::close_all() noexcept {
-    for (const int fd : fds_)
-        if (fd >= 0) ::close(fd);
-    fds_.clear();
-}
-
 result<model_source> model_source::open(const model& m) noexcept {
     // Every writer copies tensor bytes through a model_source: a model opened from heads has none.
     if (auto whole = m.require_complete(); !whole) return unexpected(whole.error());
     try {
         model_source out;
-        out.fds_.reserve(m.parts().size());
+        out.paths_.reserve(m.parts().size());
         out.data_offsets_.reserve(m.parts().size());
         for (const model_part& part : m.parts()) {
+            // Checked now, closed at once: the writer opens each part again only while it copies
+            // it (and refuses a file that is no longer the one checked here).
             const int fd = ::open(part.path.c_str(), O_RDONLY | O_CLOEXEC);
             if (fd < 0) return unexpected(detail::io_error(part.path, "open the model file to copy from", errno));
-            out.fds_.push_back(fd);
+            struct fd_closer {
+                int fd;
+                ~fd_closer() { ::close(fd); }
+            } closer{fd};
+            out.paths_.push_back(part.path);
             out.data_offsets_.push_back(part.view.data_offset());
             struct stat st {};
             if (::fstat(fd, &st) != 0) return unexpected(detail::io_error(part.path, "stat", errno));
@@ -98,8 +80,12 @@ result<model_source> model_source::open(const model& m) noexcept {
 }
 
 tensor_source model_source::tensor(const tensor_ref& t) const noexcept {
-    if (t.info == nullptr || t.part >= fds_.size()) return {};
-    return tensor_source::file_range(fds_[t.part], data_offsets_[t.part] + t.info->offset, t.info->n_bytes);
+    if (t.info == nullptr || t.part >= paths_.size()) return {};
+    try {
+        return tensor_source::file_range(paths_[t.part], data_offsets_[t.part] + t.info->offset, t.info->n_bytes);
+    } catch (...) {
+        return {};  // a path that cannot be copied (out of memory): an empty source the writer refuses
+    }
 }
 
 }  // namespace minfer::gguf

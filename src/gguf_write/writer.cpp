@@ -68,50 +68,53 @@ std::string source_name(const tensor_source& s) {
     return s.path().empty() ? "descriptor " + std::to_string(s.fd()) : s.path().string();
 }
 
-// The sources of one write, opened and checked before the output exists: a path that does not
-// open or a range past the end of its file fails the write with the target untouched. Each path is
-// opened once, however many tensors it holds.
+// The sources of one write, checked before the output exists: a path that cannot be opened or a
+// range past the end of its file fails the write with the target untouched. A path is opened
+// (again) only while its tensors are copied, and closed when the copy moves to another path: a
+// model of 5,000 parts holds one descriptor at a time, not 5,000 (merge under a small ulimit -n).
+// The file opened for the copy must be the one checked (same device and inode, same size), else
+// the write fails with ESTALE.
 class opened_sources {
 public:
     opened_sources() = default;
     opened_sources(const opened_sources&) = delete;
     opened_sources& operator=(const opened_sources&) = delete;
-    ~opened_sources() {
-        for (const auto& [path, fd] : by_path_) ::close(fd);
-    }
-
-    // fds[i]: the descriptor of tensor i's file source, -1 for other kinds.
-    std::vector<int> fds;
+    ~opened_sources() { close_current(); }
 
     template <class Records>
     result<void> open(const Records& tensors, const plan& p) {
-        fds.assign(tensors.size(), -1);
+        fds_.assign(tensors.size(), -1);
         for (std::size_t i = 0; i < tensors.size(); ++i) {
             const tensor_source& s = tensors[i].source;
             if (s.what() != tensor_source::kind::file) continue;
-            int fd = s.fd();
+            struct stat st {};
             if (!s.path().empty()) {
-                const auto [it, fresh] = by_path_.try_emplace(s.path().string(), -1);
+                auto [it, fresh] = by_path_.try_emplace(s.path().string());
                 if (fresh) {
-                    it->second = ::open(s.path().c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
-                    if (it->second < 0) {
-                        const int err = errno;
+                    // Opened once here to check it can be (permissions, a directory), then closed.
+                    const int fd = ::open(s.path().c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
+                    const int err = fd < 0 ? errno : (::fstat(fd, &st) != 0 ? errno : 0);
+                    if (fd >= 0) ::close(fd);
+                    if (err != 0) {
                         by_path_.erase(it);
-                        error e = io_error(s.path().string(), "open the tensor source", err);
+                        error e = io_error(s.path().string(), fd < 0 ? "open the tensor source" : "stat the tensor source", err);
                         e.index = static_cast<std::int64_t>(i);
                         e.subject = p.tensors()[i].name;
                         return unexpected(std::move(e));
                     }
+                    it->second = st;
+                } else {
+                    st = it->second;
                 }
-                fd = it->second;
-            }
-            struct stat st {};
-            if (::fstat(fd, &st) != 0) {
-                const int err = errno;  // before any allocation below
-                error e = io_error(source_name(s), "stat the tensor source", err);
-                e.index = static_cast<std::int64_t>(i);
-                e.subject = p.tensors()[i].name;
-                return unexpected(std::move(e));
+            } else {
+                if (::fstat(s.fd(), &st) != 0) {
+                    const int err = errno;  // before any allocation below
+                    error e = io_error(source_name(s), "stat the tensor source", err);
+                    e.index = static_cast<std::int64_t>(i);
+                    e.subject = p.tensors()[i].name;
+                    return unexpected(std::move(e));
+                }
+                fds_[i] = s.fd();
             }
             // A regular file's size is known now: a range past its end fails before anything is
             // written. (Other descriptors are checked as they are read.)
@@ -125,13 +128,51 @@ public:
                 e.detail = "tensor source file range";
                 return unexpected(std::move(e));
             }
-            fds[i] = fd;
         }
         return {};
     }
 
+    // The descriptor of tensor i's file source: the caller's, or its path opened now (the path
+    // opened before is closed first).
+    result<int> fd(const tensor_source& s, std::size_t i, const plan& p) {
+        if (s.path().empty()) return fds_[i];
+        const std::string path = s.path().string();
+        if (current_fd_ >= 0 && current_path_ == path) return current_fd_;
+        close_current();
+        const int fd = ::open(s.path().c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        auto fail = [&](const char* what, int err) {
+            error e = io_error(path, what, err);
+            e.index = static_cast<std::int64_t>(i);
+            e.subject = p.tensors()[i].name;
+            return unexpected(std::move(e));
+        };
+        if (fd < 0) return fail("open the tensor source", errno);
+        struct stat st {};
+        if (::fstat(fd, &st) != 0) {
+            const int err = errno;
+            ::close(fd);
+            return fail("stat the tensor source", err);
+        }
+        const auto it = by_path_.find(path);
+        if (it == by_path_.end() || it->second.st_dev != st.st_dev || it->second.st_ino != st.st_ino ||
+            it->second.st_size != st.st_size) {
+            ::close(fd);
+            return fail("the file changed since it was opened", ESTALE);
+        }
+        current_fd_ = fd;
+        current_path_ = path;
+        return fd;
+    }
+
 private:
-    std::map<std::string, int> by_path_;
+    void close_current() noexcept {
+        if (current_fd_ >= 0) ::close(current_fd_);
+        current_fd_ = -1;
+    }
+    std::vector<int> fds_;  // fds_[i]: the caller's descriptor of tensor i, -1 for a path or another kind
+    std::map<std::string, struct stat> by_path_;  // each path's identity and size when checked
+    int current_fd_ = -1;
+    std::string current_path_;
 };
 
 bool needs_chunk(const std::vector<tensor_source::kind>& kinds) {
@@ -501,7 +542,9 @@ result<void> writer::write(const std::filesystem::path& path, const write_option
                     if (const auto w = detail::write_all(fd, s.bytes(), at); !w.ok()) return write_failed(w, i, at);
                     break;
                 case tensor_source::kind::file: {
-                    const auto c = detail::copy_range(sources.fds[i], s.file_offset(), fd, at, s.size(), kernel,
+                    auto in = sources.fd(s, i, p);
+                    if (!in) return unexpected(std::move(in).error());
+                    const auto c = detail::copy_range(*in, s.file_offset(), fd, at, s.size(), kernel,
                                                       {buffer.get(), chunk});
                     if (c.ok()) break;
                     if (c.failed == detail::copy_status::what::write) return write_failed(c, i, at);
@@ -579,7 +622,9 @@ result<std::vector<std::byte>> writer::to_bytes(const write_options& options) co
                     if (!s.bytes().empty()) std::memcpy(dst, s.bytes().data(), s.bytes().size());
                     break;
                 case tensor_source::kind::file: {
-                    const auto c = detail::read_all(sources.fds[i], {dst, static_cast<std::size_t>(s.size())},
+                    auto in = sources.fd(s, i, p);
+                    if (!in) return unexpected(std::move(in).error());
+                    const auto c = detail::read_all(*in, {dst, static_cast<std::size_t>(s.size())},
                                                     s.file_offset());
                     if (c.ok()) break;
                     error e = data_error(c.failed == detail::copy_status::what::short_source ? errc::data_truncated

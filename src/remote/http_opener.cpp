@@ -54,15 +54,28 @@ std::vector<gguf::result<gguf::fetched_head>> http_opener::fetch_heads(std::span
         ho.first_read = options_.first_read;
         std::vector<std::optional<gguf::result<gguf::fetched_head>>> slots(locations.size());
         std::atomic<std::size_t> next{0};
+        // Set by the first failure: no later location is started (a part 1 claiming 65,535 parts
+        // with no part 2 costs about one request per thread, not 65,534). Every location started
+        // before it was taken in order, so the first error model::open meets is a real one.
+        std::atomic<bool> failed{false};
         auto work = [&] {
             for (;;) {
                 const std::size_t i = next.fetch_add(1);
                 if (i >= locations.size()) return;
+                if (failed.load()) {
+                    gguf::error e;
+                    e.code = gguf::errc::io_error;
+                    e.file = locations[i];
+                    e.detail = "not fetched: an earlier part of the set failed";
+                    slots[i].emplace(gguf::unexpected(std::move(e)));
+                    continue;
+                }
                 auto src = open(locations[i]);
                 if (!src)
                     slots[i].emplace(gguf::unexpected(std::move(src).error()));
                 else
                     slots[i].emplace(gguf::fetch_head(**src, ho));
+                if (!slots[i]->has_value()) failed.store(true);
             }
         };
         // A few transfers at a time: enough to hide each request's latency, not a flood of connections.

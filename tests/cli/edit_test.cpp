@@ -2,6 +2,7 @@
 // stderr line, nothing written), round trips checked with the loader (values, key order, every
 // tensor's info and bytes against the input), the input never touched, --dry-run, in-place edits
 // (fit, no room, repeated, recovery) and a real file.
+#include <fstream>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -259,6 +260,47 @@ TEST(CliEdit, ChatTemplateFromStdin) {
     ASSERT_TRUE(WIFEXITED(status));
     ASSERT_EQ(WEXITSTATUS(status), 0);
     EXPECT_EQ(string_of(out, "tokenizer.chat_template"), "{{ from stdin }}");
+}
+
+// A chat template file is read up to 16 MiB (docs/CLI.md): /dev/zero, a file of 17 MiB and 17 MiB
+// on standard input are refused with the cap named, after reading at most the cap (the old read
+// grew without end on /dev/zero and took 6 GB for a 1.5 GB file).
+TEST(CliEdit, ChatTemplateFileIsCapped) {
+    const std::string cap = "more than 16777216 bytes (16 MiB), the most read for a chat template";
+    const fs::path in = fresh("capped.gguf");
+    const fs::path out = edit_dir() / "capped-out.gguf";
+    fs::remove(out);
+#ifdef MINFER_ASAN
+    const long as_mib = 0;  // ASan reserves terabytes of address space
+#else
+    const long as_mib = 512;  // the unbounded read fails here instead of eating the machine
+#endif
+    const peak zero = measure({"edit", in.string(), "-o", out.string(), "--chat-template-file", "/dev/zero"},
+                              "/dev/null", as_mib);
+    EXPECT_EQ(zero.rc, 3) << zero.err;
+    EXPECT_EQ(zero.err, "Error: cannot read the chat template file '/dev/zero': " + cap + "\n");
+#ifndef MINFER_ASAN
+    EXPECT_LT(zero.rss_kib, 96L * 1024) << "peak RSS reading /dev/zero";
+#endif
+    EXPECT_FALSE(fs::exists(out));
+
+    const fs::path big = edit_dir() / "big.jinja";
+    { std::ofstream f(big); }
+    fs::resize_file(big, (std::uint64_t{17} << 20));  // sparse: costs no disk
+    expect_refused({"--chat-template-file", big.string()}, 3,
+                   "Error: cannot read the chat template file '" + big.string() + "': " + cap);
+
+    const std::string cmd = "head -c 17825792 /dev/zero | '" + std::string(MINFER_EXE) + "' edit '" + in.string() +
+                            "' -o '" + out.string() + "' --quiet --chat-template-file - 2>/dev/null";
+    const int status = std::system(cmd.c_str());
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 3);
+    EXPECT_FALSE(fs::exists(out));
+
+    // At the cap exactly it is read (then refused as a template for its NUL bytes, not for its size).
+    fs::resize_file(big, std::uint64_t{16} << 20);
+    const run_result at_cap = run({"edit", in.string(), "-o", out.string(), "--chat-template-file", big.string()});
+    EXPECT_EQ(at_cap.err.find("the most read"), std::string::npos) << at_cap.err;
 }
 
 TEST(CliEdit, OutputCannotBeWritten) {

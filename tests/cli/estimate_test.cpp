@@ -210,6 +210,69 @@ TEST(Estimate, ExitCodes) {
     EXPECT_NE(o.err.find("qwen2.attention.head_count_kv"), std::string::npos) << o.err;
 }
 
+// Hyperparameters whose products overflow 64 bits (or llama.cpp's uint32 widths) are refused,
+// naming a key, with exit 1: never a wrapped figure (a total smaller than its own KV line, exit 0).
+TEST(Estimate, OverflowingHyperparametersAreRefused) {
+    constexpr std::uint32_t huge = 0xffffffffu;
+    const std::array<std::int64_t, 2> emb{64, 32};
+    {
+        gguf::writer w;
+        w.set_string("general.architecture", "mamba");
+        w.set_u32("mamba.block_count", 2);
+        w.set_u32("mamba.context_length", 1024);
+        w.set_u32("mamba.embedding_length", 64);
+        for (const char* k : {"mamba.ssm.conv_kernel", "mamba.ssm.inner_size", "mamba.ssm.state_size",
+                              "mamba.ssm.time_step_rank"})
+            w.set_u32(k, huge);
+        w.add_zero_tensor("token_embd.weight", gguf::tensor_type::f32, emb);
+        must_write(w, est_dir() / "mamba-huge.gguf");
+    }
+    {
+        gguf::writer w;
+        w.set_string("general.architecture", "deepseek2");
+        w.set_u32("deepseek2.block_count", 2);
+        w.set_u32("deepseek2.context_length", 1024);
+        w.set_u32("deepseek2.embedding_length", 64);
+        w.set_u32("deepseek2.attention.head_count", 65536);
+        w.set_u32("deepseek2.attention.head_count_kv", 1);
+        w.set_u32("deepseek2.attention.key_length", 64);
+        w.set_u32("deepseek2.attention.value_length", 64);
+        w.set_u32("deepseek2.attention.key_length_mla", 64);
+        w.set_u32("deepseek2.attention.value_length_mla", 64);
+        w.set_u32("deepseek2.attention.kv_lora_rank", huge);
+        w.add_zero_tensor("token_embd.weight", gguf::tensor_type::f32, emb);
+        must_write(w, est_dir() / "deepseek2-huge.gguf");
+    }
+    {
+        // Every width within the bound, but 2^24 KV heads of 2^24 values: the KV cache of a 2^20
+        // context needs 2^69 bytes, which no figure can show.
+        gguf::writer w;
+        w.set_string("general.architecture", "llama");
+        w.set_u32("llama.block_count", 2);
+        w.set_u32("llama.context_length", 1024);
+        w.set_u32("llama.embedding_length", 64);
+        w.set_u32("llama.attention.head_count", 1u << 24);
+        w.set_u32("llama.attention.head_count_kv", 1u << 24);
+        w.set_u32("llama.attention.key_length", 1u << 24);
+        w.set_u32("llama.attention.value_length", 1u << 24);
+        w.add_zero_tensor("token_embd.weight", gguf::tensor_type::f32, emb);
+        must_write(w, est_dir() / "llama-wide.gguf");
+    }
+    for (const auto& [file, key] : {std::pair{"mamba-huge.gguf", "key mamba.ssm.conv_kernel = 4294967295: more than 16777216"},
+                                    std::pair{"deepseek2-huge.gguf", "key deepseek2.attention.kv_lora_rank = 4294967295"},
+                                    std::pair{"llama-wide.gguf", "need more than 2^64 bytes"}}) {
+        for (const char* json : {"", "--json"}) {
+            std::vector<std::string> args{"estimate", (est_dir() / file).string(), "--ctx", "1048576", "--ubatch", "4096",
+                                          "--batch", "4096"};
+            if (*json) args.push_back(json);
+            const run_result r = run(args);
+            EXPECT_EQ(r.rc, 1) << file << "\n" << r.out << r.err;
+            EXPECT_EQ(r.out, "") << file;
+            EXPECT_NE(r.err.find(key), std::string::npos) << file << ": " << r.err;
+        }
+    }
+}
+
 TEST(Estimate, SplitSetEqualsMergedModel) {
     const fs::path d = est_dir() / "split";
     fs::create_directories(d);

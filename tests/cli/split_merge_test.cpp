@@ -509,6 +509,25 @@ TEST(CliMerge, RoundTripIsByteIdentical) {
     }
 }
 
+// A merge holds one part's descriptor at a time: 300 parts merge under `ulimit -n 64` (it opened
+// all of them at once, so 5,000 parts failed at 256), byte-identical to the model split.
+TEST(CliMerge, ManyPartsUnderASmallDescriptorLimit) {
+    const fs::path d = fresh_dir("manyparts");
+    const fs::path in = make_model(d / "in.gguf", 300);
+    ASSERT_EQ(run({"split", in.string(), (d / "p").string(), "--quiet", "--split-max-tensors", "1"}).rc, 0);
+    const auto parts = parts_of(d, "p");
+    ASSERT_EQ(parts.size(), 300u);
+    const fs::path out = d / "merged.gguf";
+    const std::string cmd = "ulimit -n 64 && '" + std::string(MINFER_EXE) + "' merge '" + parts[0].string() + "' '" +
+                            out.string() + "' > '" + (d / "merge.err").string() + "' 2>&1";
+    const int status = std::system(("sh -c \"" + cmd + "\"").c_str());
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 0) << slurp(d / "merge.err");
+    ASSERT_TRUE(fs::exists(out)) << slurp(d / "merge.err");
+    const int same = std::system(("cmp -s '" + in.string() + "' '" + out.string() + "'").c_str());
+    EXPECT_EQ(same, 0) << "the merged file differs from the model split";
+}
+
 TEST(CliMerge, DryRunWritesNothing) {
     const fs::path d = fresh_dir("mdry");
     const fs::path in = make_model(d / "in.gguf", 4);

@@ -424,6 +424,24 @@ TEST(CliVerify, Manifest) {
     EXPECT_EQ(run({"verify", vf().clean.string(), "--manifest", (vf().dir / "malformed.sha256").string()}).rc, 1);
 }
 
+// A manifest is read up to 64 MiB (docs/CLI.md), whatever the file: /dev/zero is refused after at
+// most the cap (it took 535 MB before), naming the cap with "more than".
+TEST(CliVerify, ManifestIsCapped) {
+    const peak hash = measure({"hash", "--check", "/dev/zero", vf().clean.string()}, "/dev/null");
+    EXPECT_EQ(hash.rc, 5) << hash.err;
+    EXPECT_NE(hash.err.find("/dev/zero: the manifest has more than 67108864 bytes, the most that is read "
+                            "[manifest_too_large]"),
+              std::string::npos)
+        << hash.err;
+    const peak verify = measure({"verify", vf().clean.string(), "--manifest", "/dev/zero"}, "/dev/null");
+    EXPECT_EQ(verify.rc, 3) << verify.err;
+    EXPECT_NE(verify.err.find("more than 67108864 bytes"), std::string::npos) << verify.err;
+#ifndef MINFER_ASAN
+    EXPECT_LT(hash.rss_kib, 128L * 1024) << "peak RSS of hash --check /dev/zero";
+    EXPECT_LT(verify.rss_kib, 128L * 1024) << "peak RSS of verify --manifest /dev/zero";
+#endif
+}
+
 TEST(CliVerify, ManifestOfTheMergedModelChecksTheSplitSet) {
     if (!have_python()) GTEST_SKIP() << "SKIPPED: python3 with hashlib is needed to compute the manifests";
     const std::string text = python_manifest({vf().findings});

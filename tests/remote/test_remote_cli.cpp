@@ -20,6 +20,7 @@
 #include "loopback_server.hpp"
 #include "fixtures.hpp"  // bench/: the Qwen2.5-0.5B-shaped model
 #include "minfer/gguf.hpp"
+#include "minfer/gguf_write/writer.hpp"
 #include "minfer/remote/http_opener.hpp"
 
 namespace {
@@ -365,6 +366,33 @@ TEST(RemoteCli, AMissingPartIsSplitPartMissing) {
     const outcome r = run_minfer({"info", srv.url("/tmp/split/sample-00001-of-00004.gguf")});
     EXPECT_EQ(r.rc, 3);
     EXPECT_NE(r.err.find("split_part_missing"), std::string::npos) << r.err;
+}
+
+// A part 1 claiming split.count = 65535 with no part beside it: a bounded number of requests (it
+// was 65,535 requests and 42 s), and "part 2 ... is missing" with the server's reason (it said
+// "is missing: Success", an errno read where there was none).
+TEST(RemoteCli, AClaimOf65535PartsCostsAFewRequests) {
+    {
+        minfer::gguf::writer w;
+        w.set_string("general.architecture", "llama");
+        w.set_u16("split.no", 0);
+        w.set_u16("split.count", 65535);
+        w.set_i32("split.tensors.count", 65535);
+        const std::array<std::int64_t, 1> ne{8};
+        w.add_zero_tensor("t.weight", minfer::gguf::tensor_type::f32, ne);
+        auto r = w.write(fx_files().dir / "claim-00001-of-65535.gguf");
+        ASSERT_TRUE(r) << r.error().message();
+    }
+    loopback_server srv(serve_tree);
+    const auto t0 = std::chrono::steady_clock::now();
+    const outcome r = run_minfer({"info", srv.url("/tmp/claim-00001-of-65535.gguf"), "--timeout", "10"});
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
+    EXPECT_EQ(r.rc, 3) << r.err;
+    EXPECT_LT(srv.requests(), 20) << r.err;
+    EXPECT_NE(r.err.find("claim-00002-of-65535.gguf"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("is missing: the server answered HTTP 404"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("Success"), std::string::npos) << r.err;
+    std::printf("split.count 65535 without part 2: %d requests, %lld ms\n", srv.requests(), static_cast<long long>(ms));
 }
 
 TEST(RemoteCli, PartsAreFetchedInParallel) {

@@ -79,7 +79,8 @@ TEST(ErrorIds, EveryCodeHasItsStableName) {
                            "transfer_failed",
                            "bad_hyperparameter",
                            "model_incomplete",
-                           "output_not_regular"};
+                           "output_not_regular",
+                           "input_too_large"};
     for (std::size_t i = 0; i < std::size(names); ++i) EXPECT_EQ(to_string(static_cast<errc>(i)), names[i]) << i;
     EXPECT_EQ(static_cast<std::size_t>(last_code) + 1, std::size(names));
     EXPECT_EQ(to_string(static_cast<errc>(std::size(names))), "unknown");

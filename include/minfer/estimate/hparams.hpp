@@ -21,6 +21,10 @@ namespace minfer::estimate {
 inline constexpr std::uint32_t max_layers = 512;
 /// llama.cpp's LLAMA_MAX_EXPERTS.
 inline constexpr std::uint32_t max_experts = 512;
+/// The widest a width key may be (embedding, feed-forward, head sizes and counts, ranks, ssm sizes):
+/// 2^24. The widest real models are below 2^17; past this, llama.cpp's uint32 products of widths
+/// overflow and no estimate means anything (bad_hyperparameter naming the key).
+inline constexpr std::uint32_t max_width = std::uint32_t{1} << 24;
 
 // openelm: llama-like, with per-layer head counts, KV head counts and feed-forward widths (arrays).
 enum class arch : std::uint8_t { llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, phi3, deepseek2, mamba, openelm, unknown };

@@ -82,7 +82,9 @@ public:
     /// (or http_status 404/410): for a part of a set, model::open reports it as split_part_missing.
     virtual result<std::unique_ptr<byte_source>> open(const std::string& location) noexcept = 0;
     /// The heads of several locations, in order; by default one after another (a remote opener
-    /// fetches them in parallel). Each result carries its own error.
+    /// fetches them in parallel). Each result carries its own error. After the first failure no
+    /// further location is started (their results are io_error "not read"): the failures before
+    /// it in order are real, so a set claiming 65,535 parts costs a few attempts, not 65,534.
     virtual std::vector<result<fetched_head>> fetch_heads(std::span<const std::string> locations,
                                                           const head_options& options) noexcept;
 };

@@ -164,6 +164,9 @@ enum class errc : std::uint8_t {
     // outputs (every write of the toolbox, gguf_write's output_path.hpp)
     output_not_regular,  ///< an output names a directory, FIFO, device, socket (or a link to one, or a dangling
                          ///< link): never replaced, even with force; file = the path, found = st_mode & S_IFMT
+    // inputs the user names (read_capped: a chat template file, standard input)
+    input_too_large,  ///< a file or standard input larger than its cap; expected = the cap, found = its size when
+                      ///< known, else cap + 1; file = the input, detail = what it is read as ("a chat template")
 };
 
 /// An out_of_memory error saying what was being done when the text can be stored, and only the
@@ -173,7 +176,7 @@ struct error;
 error out_of_memory_error(std::string_view what = {}) noexcept;
 
 /// The last code of the list (update it when appending a code; tests walk 1..last_code).
-inline constexpr errc last_code = errc::output_not_regular;
+inline constexpr errc last_code = errc::input_too_large;
 
 /// The region of a GGUF file an error belongs to.
 enum class section : std::uint8_t { file, header, metadata, tensor_info, data, split, access };
