@@ -44,6 +44,9 @@ result<plan> check(tensor_type type, std::span<const float> src, std::int64_t n_
                    std::span<const float> importance, std::span<std::byte> dst) noexcept {
     const auto id = static_cast<std::uint32_t>(type);
     plan p;
+    // As ggml_quantize_chunk: the missing importance weights first (whether this build has the
+    // type's quantizer or not), then the type.
+    if (importance.empty() && requires_importance(type)) return unexpected(make_error(errc::importance_required, 0, id));
     p.fn = quantizer_of(type);
     if (p.fn == nullptr) return unexpected(make_error(errc::type_not_quantizable, 0, id));
     const gguf::type_traits* t = gguf::traits(type);
@@ -57,7 +60,6 @@ result<plan> check(tensor_type type, std::span<const float> src, std::int64_t n_
     }
     if (!importance.empty() && importance.size() != per_row)
         return unexpected(make_error(errc::buffer_size_mismatch, per_row, importance.size(), "importance weights"));
-    if (importance.empty() && requires_importance(type)) return unexpected(make_error(errc::importance_required, 0, id));
     const std::uint64_t need = bytes_for(type, src.size());
     if (dst.size() != need) return unexpected(make_error(errc::buffer_size_mismatch, need, dst.size(), "output bytes"));
     p.rows = static_cast<std::int64_t>(src.size() / per_row);
