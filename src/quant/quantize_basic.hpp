@@ -66,6 +66,16 @@ inline std::int32_t trunc_i32(float f) {
     if (!(f > -2147483904.0f && f < 2147483648.0f)) return INT32_MIN;  // NaN fails both tests
     return static_cast<std::int32_t>(f);
 }
+/// trunc_i32(roundf(f)) (round half away from zero, then ggml's cast) without the libm call, so
+/// that q8_0's loop vectorises: in int32 range the truncation is exact and so is f - trunc(f), which
+/// decides the step away from zero; NaN, Inf and huge values give INT32_MIN as before.
+inline std::int32_t round_i32(float f) {
+    if (!(f > -2147483904.0f && f < 2147483648.0f)) return INT32_MIN;
+    std::int32_t i = static_cast<std::int32_t>(f);
+    const float frac = f - static_cast<float>(i);
+    i += (frac >= 0.5f ? 1 : 0) - (frac <= -0.5f ? 1 : 0);
+    return i;
+}
 /// (int8_t)f and (uint8_t)f in ggml's x86-64 build: the low byte of trunc_i32.
 inline std::int8_t trunc_i8(float f) { return static_cast<std::int8_t>(static_cast<std::uint8_t>(trunc_i32(f) & 0xff)); }
 inline std::uint8_t trunc_u8(float f) { return static_cast<std::uint8_t>(trunc_i32(f) & 0xff); }
@@ -108,12 +118,72 @@ std::int64_t ref_or_weighted(const float* src, std::uint8_t* dst, std::int64_t n
     return -1;
 }
 
-// The scale searches (quantize_k.cpp), shared with the weighted legacy types.
+// The scale searches, shared by the k-quants and the weighted legacy types.
+
+constexpr float group_max_eps = 1e-15f;  // ggml's GROUP_MAX_EPS: below it a group counts as all zero
+
+inline int clamp(int v, int lo, int hi) { return v < lo ? lo : (v > hi ? hi : v); }
+
 
 /// ggml's make_qx_quants with rmse_type 1: a symmetric scale for n values on the levels
 /// [-nmax, nmax-1], chosen among 19 trial scales around -nmax/max by weighted least squares
 /// (weights: `weights`, or x*x when nullptr). Writes L[i] = level + nmax; returns the scale.
-float fit_symmetric(int n, int nmax, const float* x, std::int8_t* L, const float* weights);
+/// Inline so that each caller's constant n and nmax specialise its loops (it is most of q6_K's
+/// and q3_K's time).
+inline float fit_symmetric(int n, int nmax, const float* x, std::int8_t* L, const float* weights) {
+    // n <= 32 in every caller (16- and 32-value groups, 16 sub-block scales).
+    float max = 0, amax = 0;
+    for (int i = 0; i < n; ++i) {
+        const float ax = std::fabs(x[i]);
+        if (ax > amax) {
+            amax = ax;
+            max = x[i];
+        }
+    }
+    if (amax < group_max_eps) {
+        for (int i = 0; i < n; ++i) L[i] = 0;
+        return 0.f;
+    }
+    // The weights once, outside the 19 trial loops (x*x is the same product ggml computes in them).
+    float wbuf[32];
+    if (weights == nullptr) {
+        for (int i = 0; i < n; ++i) wbuf[i] = x[i] * x[i];
+        weights = wbuf;
+    }
+    auto weight = [&](int i) { return weights[i]; };
+    float iscale = static_cast<float>(-nmax) / max;
+    float sumlx = 0, suml2 = 0;
+    for (int i = 0; i < n; ++i) {
+        const int l = clamp(nearest_int(iscale * x[i]), -nmax, nmax - 1);
+        L[i] = static_cast<std::int8_t>(l + nmax);
+        const float w = weight(i);
+        sumlx += w * x[i] * static_cast<float>(l);
+        suml2 += w * static_cast<float>(l) * static_cast<float>(l);
+    }
+    float scale = suml2 != 0.0f ? sumlx / suml2 : 0.0f;
+    float best = scale * sumlx;
+    // Nudge the level count by ±0.1 … ±0.9 and keep the rounding with the best weighted fit
+    // (sumlx^2 / suml2, compared without dividing).
+    for (int is = -9; is <= 9; ++is) {
+        if (is == 0) continue;
+        iscale = -(static_cast<float>(nmax) + 0.1f * static_cast<float>(is)) / max;
+        sumlx = suml2 = 0;
+        for (int i = 0; i < n; ++i) {
+            const int l = clamp(nearest_int(iscale * x[i]), -nmax, nmax - 1);
+            const float w = weight(i);
+            sumlx += w * x[i] * static_cast<float>(l);
+            suml2 += w * static_cast<float>(l) * static_cast<float>(l);
+        }
+        if (suml2 > 0 && sumlx * sumlx > best * suml2) {
+            for (int i = 0; i < n; ++i)
+                L[i] = static_cast<std::int8_t>(nmax + clamp(nearest_int(iscale * x[i]), -nmax, nmax - 1));
+            scale = sumlx / suml2;
+            best = scale * sumlx;
+        }
+    }
+    return scale;
+}
+
 /// ggml's make_qkx2_quants / make_qkx3_quants (the same arithmetic for every input: their only
 /// difference, `max == min` against `max <= min` after min is clipped to <= 0, cannot differ): a
 /// scale and a min for levels [0, nmax], searched over nstep+1 trial scales. Writes L, uses Laux

@@ -12,58 +12,8 @@
 namespace minfer::quant::detail::qb {
 
 namespace {
-constexpr float group_max_eps = 1e-15f;  // ggml's GROUP_MAX_EPS: below it a group counts as all zero
 constexpr int qk = 256;
-
-inline int clamp(int v, int lo, int hi) { return v < lo ? lo : (v > hi ? hi : v); }
 }  // namespace
-
-float fit_symmetric(int n, int nmax, const float* x, std::int8_t* L, const float* weights) {
-    float max = 0, amax = 0;
-    for (int i = 0; i < n; ++i) {
-        const float ax = std::fabs(x[i]);
-        if (ax > amax) {
-            amax = ax;
-            max = x[i];
-        }
-    }
-    if (amax < group_max_eps) {
-        for (int i = 0; i < n; ++i) L[i] = 0;
-        return 0.f;
-    }
-    auto weight = [&](int i) { return weights != nullptr ? weights[i] : x[i] * x[i]; };
-    float iscale = static_cast<float>(-nmax) / max;
-    float sumlx = 0, suml2 = 0;
-    for (int i = 0; i < n; ++i) {
-        const int l = clamp(nearest_int(iscale * x[i]), -nmax, nmax - 1);
-        L[i] = static_cast<std::int8_t>(l + nmax);
-        const float w = weight(i);
-        sumlx += w * x[i] * static_cast<float>(l);
-        suml2 += w * static_cast<float>(l) * static_cast<float>(l);
-    }
-    float scale = suml2 != 0.0f ? sumlx / suml2 : 0.0f;
-    float best = scale * sumlx;
-    // Nudge the level count by ±0.1 … ±0.9 and keep the rounding with the best weighted fit
-    // (sumlx^2 / suml2, compared without dividing).
-    for (int is = -9; is <= 9; ++is) {
-        if (is == 0) continue;
-        iscale = -(static_cast<float>(nmax) + 0.1f * static_cast<float>(is)) / max;
-        sumlx = suml2 = 0;
-        for (int i = 0; i < n; ++i) {
-            const int l = clamp(nearest_int(iscale * x[i]), -nmax, nmax - 1);
-            const float w = weight(i);
-            sumlx += w * x[i] * static_cast<float>(l);
-            suml2 += w * static_cast<float>(l) * static_cast<float>(l);
-        }
-        if (suml2 > 0 && sumlx * sumlx > best * suml2) {
-            for (int i = 0; i < n; ++i)
-                L[i] = static_cast<std::int8_t>(nmax + clamp(nearest_int(iscale * x[i]), -nmax, nmax - 1));
-            scale = sumlx / suml2;
-            best = scale * sumlx;
-        }
-    }
-    return scale;
-}
 
 float fit_with_min(int n, int nmax, const float* x, const float* weights, std::uint8_t* L, float* the_min,
                    std::uint8_t* Laux, float rmin, float rdelta, int nstep, bool use_mad) {

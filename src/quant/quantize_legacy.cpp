@@ -131,7 +131,7 @@ void q8_0_block(const float* x, std::uint8_t* y) {
     const float d = amax / 127;
     const float id = d != 0.0f ? 1.0f / d : 0.0f;
     store_f16(y, d);
-    for (int j = 0; j < 32; ++j) y[2 + j] = static_cast<std::uint8_t>(trunc_i8(std::round(x[j] * id)));
+    for (int j = 0; j < 32; ++j) y[2 + j] = static_cast<std::uint8_t>(round_i32(x[j] * id) & 0xff);
 }
 
 // q1_0 (128 values): the scale is the mean magnitude, each bit the sign (0 counts as positive).
@@ -155,7 +155,7 @@ void q2_0_block(const float* x, std::uint8_t* y) {
     store_f16(y, amax);
     for (int j = 0; j < 16; ++j) y[2 + j] = 0;
     for (int j = 0; j < 64; ++j) {
-        int q = trunc_i32(std::round(x[j] * id)) + 1;  // wraps like ggml's int for INT32_MIN + 1
+        int q = round_i32(x[j] * id) + 1;  // wraps like ggml's int for INT32_MIN + 1
         q = q < 0 ? 0 : (q > 3 ? 3 : q);
         y[2 + j / 4] = static_cast<std::uint8_t>(y[2 + j / 4] | (q << (2 * (j % 4))));
     }
