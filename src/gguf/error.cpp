@@ -22,7 +22,8 @@ constexpr std::array<std::string_view, 71> code_names{
     "split_tensor_count_mismatch", "split_duplicate_tensor", "split_bad_key", "key_not_found", "type_mismatch",
     "tensor_not_found", "index_out_of_range", "nul_in_name", "value_out_of_range", "split_arch_mismatch",
     "split_bad_name", "bad_value_text", "token_not_found", "no_room_in_place", "journal_present", "journal_invalid",
-    "too_many_parts", "type_not_convertible", "buffer_size_mismatch", "hash_unavailable", "manifest_too_large",
+    "too_many_parts", "type_not_convertible", "buffer_size_mismatch", "type_not_quantizable",
+    "importance_required", "quantize_failed", "hash_unavailable", "manifest_too_large",
     "manifest_bad_line", "head_incomplete", "fetch_budget_exceeded", "http_status", "range_ignored",
     "bad_content_range", "transfer_failed", "bad_hyperparameter", "model_incomplete", "output_not_regular",
     "input_too_large", "unknown"};
@@ -230,6 +231,14 @@ std::string error::describe(bool path_said) const {
         case errc::buffer_size_mismatch:
             return (detail.empty() ? std::string("buffer size") : detail) + ": " + num(found) + " given, " +
                    num(expected) + " needed";
+        case errc::type_not_quantizable:
+            return "values cannot be quantized to type " + type_name(found) +
+                   (detail.empty() ? std::string() : " (" + detail + ")");
+        case errc::importance_required:
+            return "type " + type_name(found) + " needs importance weights (an imatrix) to be quantized";
+        case errc::quantize_failed:
+            return "row " + std::to_string(index) + ": quantizing to " + type_name(found) +
+                   " failed (an input ggml's quantizer would stop on)" + (detail.empty() ? std::string() : ": " + detail);
         case errc::hash_unavailable:
             return "the hash " + s + " cannot be computed" + (detail.empty() ? std::string() : ": " + detail);
         case errc::manifest_too_large:

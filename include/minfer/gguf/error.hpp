@@ -137,6 +137,12 @@ enum class errc : std::uint8_t {
                            ///< type id, subject = the tensor when known
     buffer_size_mismatch,  ///< an input or output buffer has the wrong size for the values asked for; expected =
                            ///< the size needed, found = the size given, detail = which buffer ("input bytes", …)
+    type_not_quantizable,  ///< quantize_rows: the type has no quantizer (q8_1, q8_K, integers, removed or unknown
+                           ///< ids, or a family not built); found = the type id
+    importance_required,   ///< quantize_rows: the type needs importance weights (iq2_xxs, iq2_xs, iq1_s) and none
+                           ///< were given; found = the type id
+    quantize_failed,       ///< quantize_rows: an input on which ggml's quantizer would assert (a codebook search
+                           ///< that finds no point); index = the row, found = the type id
     // download checks (minfer::check: hashes and manifests; never returned by open)
     hash_unavailable,    ///< the hash library refused to start a digest (OpenSSL's provider missing, …); subject =
                          ///< the hash ("sha256"), detail = the library's reason
