@@ -11,7 +11,7 @@
 namespace minfer::gguf {
 namespace {
 
-constexpr std::array<std::string_view, 71> code_names{
+constexpr std::array<std::string_view, 74> code_names{
     "ok", "io_error", "out_of_memory", "truncated", "bad_magic", "bad_version", "byte_swapped",
     "version_unsupported", "version_too_new", "negative_count", "count_too_large", "empty_key", "duplicate_key",
     "bad_value_type", "nested_array", "string_too_long", "string_exceeds_file", "array_too_long",
@@ -22,11 +22,10 @@ constexpr std::array<std::string_view, 71> code_names{
     "split_tensor_count_mismatch", "split_duplicate_tensor", "split_bad_key", "key_not_found", "type_mismatch",
     "tensor_not_found", "index_out_of_range", "nul_in_name", "value_out_of_range", "split_arch_mismatch",
     "split_bad_name", "bad_value_text", "token_not_found", "no_room_in_place", "journal_present", "journal_invalid",
-    "too_many_parts", "type_not_convertible", "buffer_size_mismatch", "type_not_quantizable",
-    "importance_required", "quantize_failed", "hash_unavailable", "manifest_too_large",
+    "too_many_parts", "type_not_convertible", "buffer_size_mismatch", "hash_unavailable", "manifest_too_large",
     "manifest_bad_line", "head_incomplete", "fetch_budget_exceeded", "http_status", "range_ignored",
     "bad_content_range", "transfer_failed", "bad_hyperparameter", "model_incomplete", "output_not_regular",
-    "input_too_large", "unknown"};
+    "input_too_large", "type_not_quantizable", "importance_required", "quantize_failed", "unknown"};
 
 constexpr std::array<std::string_view, 7> section_names{"file", "header", "metadata", "tensor_info", "data", "split",
                                                         "access"};

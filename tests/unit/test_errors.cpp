@@ -68,9 +68,6 @@ TEST(ErrorIds, EveryCodeHasItsStableName) {
                            "too_many_parts",
                            "type_not_convertible",
                            "buffer_size_mismatch",
-                           "type_not_quantizable",
-                           "importance_required",
-                           "quantize_failed",
                            "hash_unavailable",
                            "manifest_too_large",
                            "manifest_bad_line",
@@ -83,7 +80,10 @@ TEST(ErrorIds, EveryCodeHasItsStableName) {
                            "bad_hyperparameter",
                            "model_incomplete",
                            "output_not_regular",
-                           "input_too_large"};
+                           "input_too_large",
+                           "type_not_quantizable",
+                           "importance_required",
+                           "quantize_failed"};
     for (std::size_t i = 0; i < std::size(names); ++i) EXPECT_EQ(to_string(static_cast<errc>(i)), names[i]) << i;
     EXPECT_EQ(static_cast<std::size_t>(last_code) + 1, std::size(names));
     EXPECT_EQ(to_string(static_cast<errc>(std::size(names))), "unknown");

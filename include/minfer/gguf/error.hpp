@@ -137,12 +137,6 @@ enum class errc : std::uint8_t {
                            ///< type id, subject = the tensor when known
     buffer_size_mismatch,  ///< an input or output buffer has the wrong size for the values asked for; expected =
                            ///< the size needed, found = the size given, detail = which buffer ("input bytes", …)
-    type_not_quantizable,  ///< quantize_rows: the type has no quantizer (q8_1, q8_K, integers, removed or unknown
-                           ///< ids, or a family not built); found = the type id
-    importance_required,   ///< quantize_rows: the type needs importance weights (iq2_xxs, iq2_xs, iq1_s) and none
-                           ///< were given; found = the type id
-    quantize_failed,       ///< quantize_rows: an input on which ggml's quantizer would assert (a codebook search
-                           ///< that finds no point); index = the row, found = the type id
     // download checks (minfer::check: hashes and manifests; never returned by open)
     hash_unavailable,    ///< the hash library refused to start a digest (OpenSSL's provider missing, …); subject =
                          ///< the hash ("sha256"), detail = the library's reason
@@ -173,6 +167,13 @@ enum class errc : std::uint8_t {
     // inputs the user names (read_capped: a chat template file, standard input)
     input_too_large,  ///< a file or standard input larger than its cap; expected = the cap, found = its size when
                       ///< known, else cap + 1; file = the input, detail = what it is read as ("a chat template")
+    // quantizing (minfer::quant's quantize_rows; appended here so that no earlier code is renumbered)
+    type_not_quantizable,  ///< quantize_rows: the type has no quantizer (q8_1, q8_K, integers, removed or unknown
+                           ///< ids, or a family not built); found = the type id
+    importance_required,   ///< quantize_rows: the type needs importance weights (iq2_xxs, iq2_xs, iq1_s) and none
+                           ///< were given; found = the type id
+    quantize_failed,       ///< quantize_rows: an input on which ggml's quantizer would assert (a codebook search
+                           ///< that finds no point); index = the row, found = the type id
 };
 
 /// An out_of_memory error saying what was being done when the text can be stored, and only the
@@ -182,7 +183,7 @@ struct error;
 error out_of_memory_error(std::string_view what = {}) noexcept;
 
 /// The last code of the list (update it when appending a code; tests walk 1..last_code).
-inline constexpr errc last_code = errc::input_too_large;
+inline constexpr errc last_code = errc::quantize_failed;
 
 /// The region of a GGUF file an error belongs to.
 enum class section : std::uint8_t { file, header, metadata, tensor_info, data, split, access };
