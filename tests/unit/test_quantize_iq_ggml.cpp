@@ -39,8 +39,9 @@ namespace lr = minfer::llama_ref;
 namespace detail = minfer::quant::detail;
 using gguf::tensor_type;
 
-const tensor_type codebook_types[] = {tensor_type::iq3_xxs, tensor_type::iq3_s, tensor_type::iq2_xxs, tensor_type::iq2_xs,
-                                      tensor_type::iq2_s,   tensor_type::iq1_s, tensor_type::iq1_m};
+// iq1_m is not provided yet (see iq_quantizer): the library's iq1_m search differs from the published one.
+const tensor_type codebook_types[] = {tensor_type::iq3_xxs, tensor_type::iq3_s, tensor_type::iq2_xxs,
+                                      tensor_type::iq2_xs,  tensor_type::iq2_s, tensor_type::iq1_s};
 
 std::string name_of(tensor_type t) { return std::string(gguf::to_string(t)); }
 std::size_t row_bytes(tensor_type t, std::int64_t n_per_row) {
@@ -265,7 +266,7 @@ TEST_P(IqAgainstGgml, BytesEqualGgmlQuantizeChunk) {
         std::int64_t n_per_row;
         std::int64_t n_rows;
     };
-    for (const size_case sc : {size_case{256, 12}, size_case{512, 6}, size_case{4096, 2}}) {
+    for (const size_case sc : {size_case{256, 8}, size_case{512, 4}, size_case{4096, 1}}) {
         for (const shape s : all_shapes) {
             for (const weights w : all_weights) {
                 if (w == weights::none && needs_importance) continue;
@@ -294,7 +295,8 @@ INSTANTIATE_TEST_SUITE_P(CodebookTypes, IqAgainstGgml, ::testing::ValuesIn(codeb
                          [](const ::testing::TestParamInfo<tensor_type>& param) { return name_of(param.param); });
 
 // The failure path, pinned: a row of values near 1e30 (their squares overflow, every weight is
-// infinite) makes ggml assert for each of these types; ours names that row instead of crashing.
+// infinite) makes ggml assert for iq3_xxs, iq3_s, iq2_xs and iq2_s (iq2_xxs and iq1_s give up on
+// the groups instead); ours names that row instead of crashing, and agrees where ggml does not.
 TEST_F(WithGgml, HugeRowFailsOnTheRowGgmlAssertsOn) {
     for (const tensor_type t : codebook_types) {
         warm_up(*lib, t);
@@ -306,8 +308,10 @@ TEST_F(WithGgml, HugeRowFailsOnTheRowGgmlAssertsOn) {
         std::vector<std::uint8_t> got(want.bytes.size());
         const std::int64_t failed = detail::iq_quantizer(t)(src.data(), got.data(), 4, 256, imp.data());
         EXPECT_EQ(failed, want.failed_row) << name_of(t);
-        if (want.failed_row >= 0) {
-            EXPECT_EQ(failed, 3) << name_of(t);
+        const bool asserts = t != tensor_type::iq2_xxs && t != tensor_type::iq1_s;
+        EXPECT_EQ(failed, asserts ? 3 : -1) << name_of(t);
+        if (!asserts) {
+            EXPECT_EQ(got, want.bytes) << name_of(t);
         }
         std::printf("[ %s ] ggml on a 1e30 row: %s\n", name_of(t).c_str(), want.failed_row >= 0 ? "asserts" : "quantizes it");
     }
