@@ -93,11 +93,12 @@ struct hparams {
 
 /// Read the hyperparameters of `m`. Errors (subject = the key, detail = why in words):
 /// key_not_found for a key llama.cpp requires; type_mismatch for a key of the wrong type;
-/// value_out_of_range for a value that does not fit (expected = the limit, found = the value):
-/// block_count 0 or above max_layers, a context_length or count above 32 bits, zero attention
-/// heads, head_count_kv 0 or not dividing head_count, a per-layer array whose length is not
-/// block_count, expert counts beyond max_experts or used > count. Allocates at most block_count
-/// entries per array, after block_count is checked.
+/// value_out_of_range for a number too wide for the type llama.cpp reads it as (a context_length
+/// above 32 bits; expected = the limit, found = the value); bad_hyperparameter for a value
+/// llama.cpp cannot use: block_count 0 or above max_layers, zero attention heads, head_count_kv 0 or
+/// not dividing head_count, a per-layer array whose length is not block_count, expert counts beyond
+/// max_experts or used > count, a width above max_width. Allocates at most block_count entries per
+/// array, after block_count is checked.
 gguf::result<hparams> read_hparams(const gguf::model& m) noexcept;
 
 }  // namespace minfer::estimate

@@ -10,8 +10,8 @@
 // bytes missing.
 //
 // Crash safety by an undo journal beside the file (`<file>.minfer-undo`): before the first byte of
-// the model changes, the journal (the old head, the new head, the file's size and identity, a
-// checksum) is written atomically and fsynced; then the new head is written and fsynced; then the
+// the model changes, the journal (the old head, the new head, the file's size, a checksum of the
+// heads) is written atomically and fsynced; then the new head is written and fsynced; then the
 // journal is removed. Killed at any instant, the file is the old model, the new model, or — while a
 // journal exists — a state that recover_in_place() (CLI: `minfer edit --recover FILE`) turns back
 // into one of them. Every function refuses to touch a model while a journal lies beside it.
