@@ -30,6 +30,7 @@
 #include "minfer/check/manifest.hpp"
 #include "minfer/check/model_hash.hpp"
 #include "minfer/check/value_check.hpp"
+#include "minfer/check/vocab_check.hpp"
 #include "minfer/gguf/text.hpp"
 
 namespace minfer::cli {
@@ -154,6 +155,7 @@ struct outcome {
     std::uint64_t values_checked = 0;
     bool manifest_ok = true;
     bool files_ok = true;
+    std::uint64_t vocab_findings = 0, vocab_warnings = 0;
 };
 
 std::string_view status_text(check::entry_status s) { return check::to_string(s); }
@@ -360,6 +362,10 @@ int run(out_buffer& out) {
         }
     }
 
+    // The vocabulary as llama.cpp loads it (metadata only, before the walk over the bytes).
+    auto vocab = check::check_vocab(m->metadata());
+    if (!vocab) return report_error(vocab.error());
+
     // One walk: the value checks, and the hashes the download checks need.
     auto values = check::value_consumer::make(*m, check::value_check_options{opt.values, opt.max_examples});
     if (!values) return report_error(values.error());
@@ -407,6 +413,8 @@ int run(out_buffer& out) {
         oc.tensors_with_warnings += v.all_zero ? 1u : 0u;
     }
 
+    for (const check::vocab_finding& f : *vocab) (f.warning ? oc.vocab_warnings : oc.vocab_findings) += 1;
+
     std::optional<check::check_report> report;
     if (man) {
         const std::string file_name = std::filesystem::path(opt.model).filename().string();
@@ -426,7 +434,7 @@ int run(out_buffer& out) {
             files.push_back(std::move(f));
         }
     }
-    const bool clean = oc.findings == 0 && oc.manifest_ok && oc.files_ok;
+    const bool clean = oc.findings == 0 && oc.vocab_findings == 0 && oc.manifest_ok && oc.files_ok;
     const int code = clean ? exit_ok : exit_parse;
 
     if (opt.json) {
@@ -460,6 +468,29 @@ int run(out_buffer& out) {
         w.number(oc.warnings);
         w.key("max_examples");
         w.number(static_cast<std::uint64_t>(opt.max_examples));
+        w.key("vocabulary_findings");
+        w.number(oc.vocab_findings);
+        w.key("vocabulary_warnings");
+        w.number(oc.vocab_warnings);
+        w.key("vocabulary");  // findings first, then warnings
+        w.begin_array();
+        for (const check::vocab_finding& f : *vocab) {
+            w.begin_object(true);
+            w.key("severity");
+            w.string(f.warning ? "warning" : "finding");
+            w.key("problem");
+            w.string(check::to_string(f.problem));
+            w.key("key");
+            w.string(f.key);
+            w.key("index");
+            w.number(f.index);
+            w.key("count");
+            w.number(f.count);
+            w.key("what");
+            w.string(json_text(f.what));
+            w.end_object();
+        }
+        w.end_array();
         w.key("tensor_reports");  // tensors with findings or warnings, in model order
         w.begin_array();
         for (const check::tensor_verdict& v : *verdicts)
@@ -500,7 +531,10 @@ int run(out_buffer& out) {
         return code;
     }
 
-    // Text: each finding, then a summary per tensor with findings or warnings, then the download checks.
+    // Text: the vocabulary's findings and warnings, each finding, then a summary per tensor with findings
+    // or warnings, then the download checks.
+    for (const check::vocab_finding& f : *vocab)
+        out.print("{}vocabulary: {}: {}\n", f.warning ? "warning: " : "", f.key, f.what);
     for (const check::tensor_verdict& v : *verdicts) {
         const gguf::tensor_info& info = *tensors[v.tensor].info;
         for (const auto& f : v.examples) out.print("{}\n", finding_line(info, f));
@@ -514,6 +548,8 @@ int run(out_buffer& out) {
                   f.match ? std::string("ok") : "MISMATCH, expected " + f.expected.text());
 
     std::vector<std::string> problems;
+    if (oc.vocab_findings > 0)
+        problems.push_back(plural(oc.vocab_findings, "vocabulary finding", "vocabulary findings"));
     if (oc.findings > 0)
         problems.push_back(fmt::format("{} in {}", plural(oc.findings, "finding", "findings"),
                                        plural(oc.tensors_with_findings, "tensor", "tensors")));
@@ -521,7 +557,8 @@ int run(out_buffer& out) {
     if (!oc.files_ok) problems.push_back("file SHA-256 mismatch");
     std::string verdict = problems.empty() ? "clean" : "";
     for (std::size_t i = 0; i < problems.size(); ++i) verdict += (i == 0 ? "" : "; ") + problems[i];
-    if (oc.warnings > 0) verdict += fmt::format(" ({})", plural(oc.warnings, "warning", "warnings"));
+    if (oc.warnings + oc.vocab_warnings > 0)
+        verdict += fmt::format(" ({})", plural(oc.warnings + oc.vocab_warnings, "warning", "warnings"));
     std::string with;
     if (report) with = ", with manifest";
     if (!files.empty()) with += with.empty() ? ", with file SHA-256" : " and file SHA-256";
@@ -555,9 +592,11 @@ void verify_add_options(CLI::App& sub) {
     sub.add_flag("--no-mmap", opt.no_mmap, "Read the file into memory instead of mapping it");
     sub.footer(
         "Exit codes:\n"
-        "  0  clean: no NaN or Inf, the manifest and file hashes match (all-zero tensors are warnings)\n"
-        "  1  findings (NaN/Inf values or scales), a manifest outcome other than success, a file SHA-256\n"
-        "     mismatch, a malformed manifest; or the file is not a valid GGUF model (the loader's message)\n"
+        "  0  clean: no NaN or Inf, the manifest and file hashes match (all-zero tensors and what llama.cpp\n"
+        "     only warns about in a vocabulary are warnings)\n"
+        "  1  findings (NaN/Inf values or scales; a vocabulary llama.cpp aborts on or refuses), a manifest\n"
+        "     outcome other than success, a file SHA-256 mismatch, a malformed manifest; or the file is\n"
+        "     not a valid GGUF model (the loader's message)\n"
         "  2  usage error (bad option, a --file-sha256 that is not 64 hex digits or not one per part)\n"
         "  3  I/O error: the model or the manifest cannot be read (also truncated while read), out of memory\n");
 }
