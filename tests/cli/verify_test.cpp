@@ -540,6 +540,7 @@ TEST(CliVerify, DuplicateTokenIsAFinding) {
     const json j = json::parse(run({"verify", p.string(), "--json"}).out);
     EXPECT_EQ(j["verdict"], "failed");
     EXPECT_EQ(j["exit_code"], 1);
+    ASSERT_TRUE(j.contains("vocabulary_findings") && j.contains("vocabulary")) << j.dump();
     EXPECT_EQ(j["vocabulary_findings"], 1);
     ASSERT_GE(j["vocabulary"].size(), 1u);
     EXPECT_EQ(j["vocabulary"][0]["problem"], "duplicate_token");
@@ -579,6 +580,8 @@ TEST(CliVerify, ScoresAndTokenTypesOfTheWrongLength) {
     const auto rt = run({"verify", t.string(), "--json"});
     EXPECT_EQ(rt.rc, 1) << rt.out;
     const json j = json::parse(rt.out);
+    ASSERT_TRUE(j.contains("vocabulary")) << rt.out;
+    ASSERT_GE(j["vocabulary"].size(), 1u) << rt.out;
     EXPECT_EQ(j["vocabulary"][0]["problem"], "array_short");
     EXPECT_EQ(j["vocabulary"][0]["key"], "tokenizer.ggml.token_type");
     EXPECT_EQ(j["vocabulary"][0]["index"], 4);
@@ -624,6 +627,7 @@ TEST(CliVerify, MergesNamingAbsentTokens) {
     const auto r = run({"verify", p.string(), "--json"});
     EXPECT_EQ(r.rc, 0) << r.out;  // llama.cpp loads it; such merges never apply
     const json j = json::parse(r.out);
+    ASSERT_TRUE(j.contains("vocabulary")) << r.out;
     ASSERT_EQ(j["vocabulary"].size(), 2u) << r.out;
     EXPECT_EQ(j["vocabulary"][0]["problem"], "merge_without_space");
     EXPECT_EQ(j["vocabulary"][0]["index"], 4);
