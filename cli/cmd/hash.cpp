@@ -8,11 +8,13 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
+#include "common/plural.hpp"
 #include "common/exit_codes.hpp"
 #include "common/open_model.hpp"
 #include "common/out_buffer.hpp"
 #include "common/progress.hpp"
 #include "common/run_printing.hpp"
+#include "common/sha256_arg.hpp"
 #include "common/usage_error.hpp"
 #include "minfer/check/manifest.hpp"
 #include "minfer/check/model_hash.hpp"
@@ -69,10 +71,12 @@ int run(out_buffer& out) {
     if (opt.model.empty()) return usage_error("no model given");
     const bool checking = !opt.manifest.empty();
     if (!opt.expect.empty()) opt.file_sha256 = true;
+    std::vector<check::digest> expected;
     for (const auto& hex : opt.expect) {
         std::string why;
-        if (!check::parse_digest(hash_kind::sha256, hex, &why))
-            return usage_error("--expect " + hex + ": " + why + " (a SHA-256 is 64 lowercase hexadecimal digits)");
+        const auto d = parse_sha256_arg(hex, &why);
+        if (!d) return usage_error(fmt::format("--expect {}: not a SHA-256: {} ({})", hex, why, sha256_form));
+        expected.push_back(*d);
     }
     std::vector<hash_kind> kinds = chosen_kinds();
 
@@ -103,8 +107,9 @@ int run(out_buffer& out) {
         return checking && code == exit_io ? exit_model_io_in_check : code;
     }
     if (!opt.expect.empty() && opt.expect.size() != m->parts().size())
-        return usage_error(fmt::format("--expect was given {} times; the model has {} part file{}", opt.expect.size(),
-                                       m->parts().size(), m->parts().size() == 1 ? "" : "s"));
+        return usage_error(fmt::format("--expect was given {}; the model has {}: give one per part file, in part order",
+                                       plural(opt.expect.size(), "time", "times"),
+                                       plural(m->parts().size(), "part file", "part files")));
 
     check::hash_options ho;
     ho.kinds = kinds;
@@ -136,8 +141,9 @@ int run(out_buffer& out) {
             print_line(out, e->kind, e->value.text(), e->name,
                              fmt::format("Conflicting Entry (manifest line {})", e->line));
         if (!rep.missing_tensors.empty())
-            fmt::print(stderr, "{} of {} tensors have no entry in {} (their lines say Not Found)\n",
-                       rep.missing_tensors.size(), m->tensors().size(), opt.manifest);
+            fmt::print(stderr, "{} of {} {} no entry in {} (their lines say Not Found)\n", rep.missing_tensors.size(),
+                       plural(m->tensors().size(), "tensor", "tensors"), rep.missing_tensors.size() == 1 ? "has" : "have",
+                       opt.manifest);
         out.print("\nVerification results for {} - {}\n", opt.manifest, check::to_string(rep.outcome));
         code = static_cast<int>(rep.outcome);
     } else {
@@ -160,8 +166,8 @@ int run(out_buffer& out) {
         for (const check::digest& f : d->files) hex.push_back(f.text());
         for (std::size_t p = 0; p < paths.size(); ++p) out.print("{}  {}\n", hex[p], paths[p]);
         bool failed = false;
-        for (std::size_t p = 0; p < opt.expect.size(); ++p) {
-            const bool same = hex[p] == opt.expect[p];
+        for (std::size_t p = 0; p < expected.size(); ++p) {
+            const bool same = d->files[p] == expected[p];
             out.print("{}: {}\n", paths[p], same ? "OK" : "FAILED");
             failed = failed || !same;
         }

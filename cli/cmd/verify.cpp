@@ -15,12 +15,14 @@
 
 #include <fmt/format.h>
 
+#include "../common/plural.hpp"
 #include "../common/exit_codes.hpp"
 #include "../common/open_model.hpp"
 #include "../common/out_buffer.hpp"
 #include "../common/progress.hpp"
 #include "../common/quote.hpp"
 #include "../common/run_printing.hpp"
+#include "../common/sha256_arg.hpp"
 #include "../common/value_stream.hpp"
 #include "../common/usage_error.hpp"
 #include "../print/json_writer.hpp"
@@ -58,10 +60,6 @@ std::string size_text(std::uint64_t b) {
     if (b >= (std::uint64_t{1} << 20)) return fmt::format("{:.1f} MiB", d / 1048576.0);
     if (b >= 1024) return fmt::format("{:.1f} KiB", d / 1024.0);
     return fmt::format("{} byte{}", b, b == 1 ? "" : "s");
-}
-
-std::string plural(std::uint64_t n, std::string_view one, std::string_view many) {
-    return fmt::format("{} {}", n, n == 1 ? one : many);
 }
 
 std::string value_text(double v) { return float_text(v); }
@@ -108,10 +106,12 @@ std::string tensor_summary(const gguf::tensor_info& info, const check::tensor_ve
                                     plural(v.blocks_poisoned, "block", "blocks"), v.nan, v.inf,
                                     v.nan + v.inf == 1 ? "" : "s"));
     if (v.scope == check::check_scope::elements && v.nan + v.inf > 0)
-        parts.push_back(fmt::format("{} NaN, {} Inf of {} elements", v.nan, v.inf, info.n_elements));
+        parts.push_back(fmt::format("{} NaN, {} Inf of {}", v.nan, v.inf, plural(info.n_elements, "element", "elements")));
     if (v.value_nan + v.value_inf > 0)
         parts.push_back(fmt::format("{} NaN, {} Inf converted values", v.value_nan, v.value_inf));
-    if (v.all_zero) parts.push_back(fmt::format("warning: all {} values are zero", info.n_elements));
+    if (v.all_zero)
+        parts.push_back(info.n_elements == 1 ? std::string("warning: its one value is zero")
+                                             : fmt::format("warning: all {} values are zero", info.n_elements));
     const std::uint64_t raw = v.scope == check::check_scope::scales ? v.blocks_poisoned : v.nan + v.inf;
     const std::uint64_t not_shown = (raw - std::min<std::uint64_t>(raw, v.examples.size())) +
                                     (v.value_nan + v.value_inf -
@@ -126,13 +126,10 @@ std::string tensor_summary(const gguf::tensor_info& info, const check::tensor_ve
 std::optional<std::vector<check::digest>> parse_file_hashes(std::string& why) {
     std::vector<check::digest> out;
     for (const std::string& text : opt.file_sha256) {
-        std::string lower = text;
-        for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
         std::string reason;
-        auto d = check::parse_digest(check::hash_kind::sha256, lower, &reason);
+        auto d = parse_sha256_arg(text, &reason);
         if (!d) {
-            why = fmt::format("--file-sha256 {}: not a SHA-256 (64 hex digits){}", cli::quoted(text),
-                              reason.empty() ? "" : ": " + reason);
+            why = fmt::format("--file-sha256 {}: not a SHA-256: {} ({})", cli::quoted(text), reason, sha256_form);
             return std::nullopt;
         }
         out.push_back(*d);
@@ -183,8 +180,9 @@ void print_manifest_text(const gguf::model& m, const check::manifest& man, const
                   gguf::escape(e->name));
     std::size_t ok = 0;
     for (const check::check_line& l : r.lines) ok += l.status == check::entry_status::ok ? 1u : 0u;
-    out.print("manifest {}: {} hashes, {} of {} lines match{}: {}\n", cli::quoted(man.path),
+    out.print("manifest {}: {} hashes, {} of {} {} match{}: {}\n", cli::quoted(man.path),
               r.lines.empty() ? std::string_view("no") : check::to_string(r.lines.front().kind), ok, r.lines.size(),
+              noun(r.lines.size(), "line", "lines"),
               r.renamed ? fmt::format(" (its entries name {}, taken for this file)", cli::quoted(r.file_name)) : "",
               check::to_string(r.outcome));
 }

@@ -571,9 +571,18 @@ py::dict diff(const std::string& a, const std::string& b, bool values, bool mmap
         if (d.values) {
             const value_compare& c = *d.values;
             py::dict v;
+            v["non_finite_mismatches"] = c.non_finite_mismatches();  // first, as minfer diff --json
+            if (const auto m = c.first_non_finite_mismatch()) {
+                py::dict f;
+                f["index"] = m->index;
+                f["a"] = static_cast<double>(m->a);
+                f["b"] = static_cast<double>(m->b);
+                v["first_non_finite_mismatch"] = f;
+            } else {
+                v["first_non_finite_mismatch"] = py::none();
+            }
             v["count"] = c.count();
             v["compared"] = c.compared();
-            v["non_finite_mismatches"] = c.non_finite_mismatches();
             v["max_abs_diff"] = c.max_abs_diff();
             v["rmse"] = c.rmse();
             v["cosine"] = optional_float(c.cosine());

@@ -411,9 +411,36 @@ TEST(HashFileSha256, ExpectUppercaseHexIsAccepted) {
     std::string hex = sum_of(hx().mixed);
     for (char& c : hex) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
     const run_result r = tool({"hash", "--expect", hex, hx().mixed}, hx().dir);
-    // sha256sum -c accepts either case; so should we. A usage error (2) would also be defensible,
-    // but never a wrong FAILED.
-    EXPECT_NE(r.rc, 1) << r.out << r.err;
+    // sha256sum -c accepts either case, and so does `verify --file-sha256`: the same forms here.
+    EXPECT_EQ(r.rc, 0) << r.out << r.err;
+    EXPECT_TRUE(has_line(r.out, "mixed.gguf: OK")) << r.out;
+    hex[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(hex[0])));  // mixed case
+    const run_result mixed = tool({"hash", "--expect", hex, hx().mixed}, hx().dir);
+    EXPECT_EQ(mixed.rc, 0) << mixed.out << mixed.err;
+    const run_result v = tool({"verify", hx().mixed, "--file-sha256", hex}, hx().dir);
+    EXPECT_NE(v.rc, 2) << v.err;  // (1: the model's own NaN findings)
+    EXPECT_NE(v.out.find("  mixed.gguf  ok\n"), std::string::npos) << v.out;
+    // Not hex: a usage error from both, in the same words.
+    hex[5] = 'g';
+    const run_result bad = tool({"hash", "--expect", hex, hx().mixed}, hx().dir);
+    EXPECT_EQ(bad.rc, 2);
+    EXPECT_NE(bad.err.find("character 6 is not a hexadecimal digit (a SHA-256 is 64 hexadecimal digits, either case)"),
+              std::string::npos)
+        << bad.err;
+    const run_result vbad = tool({"verify", hx().mixed, "--file-sha256", hex}, hx().dir);
+    EXPECT_EQ(vbad.rc, 2);
+    EXPECT_NE(vbad.err.find("character 6 is not a hexadecimal digit (a SHA-256 is 64 hexadecimal digits, either case)"),
+              std::string::npos)
+        << vbad.err;
+}
+
+TEST(HashFileSha256, ExpectCountIsWorded) {
+    MINFER_NEED_FIXTURES();
+    const std::string hex = sum_of(hx().mixed);
+    const run_result r = tool({"hash", "--expect", hex, "--expect", hex, hx().mixed}, hx().dir);
+    EXPECT_EQ(r.rc, 2);
+    EXPECT_NE(r.err.find("--expect was given 2 times; the model has 1 part file"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("part files"), std::string::npos) << r.err;
 }
 
 TEST(HashFileSha256, ExpectWrong) {
@@ -603,7 +630,7 @@ TEST(HashCheck, MissingEntries) {
         return std::string(l.ends_with(":blk.0.attn_k.weight") ? "Not Found" : "Ok");
     });
     EXPECT_EQ(r.out, header(m, "sha256") + want + verdict(m, "Tensors Missing From Manifest"));
-    EXPECT_NE(r.err.find("1 of " + std::to_string(mixed_tensors().size()) + " tensors have no entry in " + m), std::string::npos)
+    EXPECT_NE(r.err.find("1 of " + std::to_string(mixed_tensors().size()) + " tensors has no entry in " + m), std::string::npos)
         << r.err;
 }
 

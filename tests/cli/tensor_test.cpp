@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include <sys/wait.h>
+
 #include "cli_support.hpp"
 
 namespace minfer_cli_test {
@@ -367,6 +369,23 @@ TEST(TensorCmd, DumpFileIsByteExact) {
     EXPECT_TRUE(fs::is_character_file("/dev/null"));
     EXPECT_EQ(run({"tensor", tf().model.string(), "t.q4", "--dump", tf().dir.string(), "--force"}).rc, 2);
     EXPECT_TRUE(fs::is_directory(tf().dir));
+}
+
+// A write that fails mid-dump says what failed once ("cannot write the values", not "cannot cannot
+// ..."): the file-size limit (SIGXFSZ ignored, so write() returns EFBIG) stands in for a full disk.
+TEST(TensorCmd, DumpWriteErrorIsWordedOnce) {
+    const fs::path out = tf().dir / "limited.f32";
+    fs::remove(out);
+    const fs::path err = tf().dir / "limited.err";
+    const std::string cmd = "trap '' XFSZ; ulimit -f 1; exec '" + std::string(MINFER_EXE) + "' tensor '" +
+                            tf().model.string() + "' t.big --dump '" + out.string() + "' 2>'" + err.string() + "' >/dev/null";
+    const int rc = std::system(("sh -c \"" + cmd + "\"").c_str());
+    ASSERT_TRUE(WIFEXITED(rc)) << rc;
+    EXPECT_EQ(WEXITSTATUS(rc), 3);
+    const std::string text = slurp(err);
+    EXPECT_NE(text.find("cannot write the values"), std::string::npos) << text;
+    EXPECT_EQ(text.find("cannot cannot"), std::string::npos) << text;
+    EXPECT_FALSE(fs::exists(out));
 }
 
 TEST(TensorCmd, DumpAcrossChunksWithStats) {
