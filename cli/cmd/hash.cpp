@@ -1,6 +1,7 @@
 // minfer hash: llama-gguf-hash's output, byte for byte, from one bounded-memory walk of the model's
 // bytes (minfer::check); --check against a manifest, strictly; --file-sha256 for the Hub's checksums.
 #include <algorithm>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -8,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
+#include "common/number_check.hpp"
 #include "common/plural.hpp"
 #include "common/exit_codes.hpp"
 #include "common/open_model.hpp"
@@ -197,7 +199,8 @@ void hash_add_options(CLI::App& sub) {
     sub.add_option("--expect", opt.expect,
                    "With --file-sha256: the expected SHA-256 of each part file, in part order (prints OK/FAILED per "
                    "file; exit 1 on a difference)");
-    sub.add_option("--threads", opt.threads, "Hashing threads (default: one per hardware thread)");
+    sub.add_option("--threads", opt.threads, "Hashing threads (default: one per hardware thread)")
+        ->check(whole_number(0, std::numeric_limits<unsigned>::max()));
     sub.add_flag("-q,--quiet", opt.quiet, "No progress line on a terminal");
     sub.footer(
         "Exit codes:\n"

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <filesystem>
 #include <optional>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -20,6 +21,7 @@
 
 #include <fmt/format.h>
 
+#include "../common/number_check.hpp"
 #include "../common/plural.hpp"
 #include "../common/exit_codes.hpp"
 #include "../common/open_model.hpp"
@@ -611,7 +613,7 @@ void tensor_add_options(CLI::App& sub) {
                                   "Rows to print, A:B half-open (also A:, :B, or one row A); a row is ne[0] values, "
                                   "rows count over ne[1]*ne[2]*ne[3] (default 0:4)");
     opt.head_opt = sub.add_option("--head", opt.head, "Values printed per row (default 8; 0: the whole row)")
-                       ->check(CLI::NonNegativeNumber);
+                       ->check(whole_number(0, std::numeric_limits<std::uint32_t>::max()));
     sub.add_flag("--stats", opt.stats,
                  "Min, max, mean, standard deviation, max |x|, zeros, NaN (first index) and Inf over all values, "
                  "in one streaming pass");

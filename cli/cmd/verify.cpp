@@ -9,12 +9,14 @@
 #include <cstdio>
 #include <filesystem>
 #include <optional>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "../common/number_check.hpp"
 #include "../common/plural.hpp"
 #include "../common/exit_codes.hpp"
 #include "../common/open_model.hpp"
@@ -576,9 +578,9 @@ void verify_add_options(CLI::App& sub) {
     sub.add_flag("--json", opt.json, "Print one JSON document with every figure");
     sub.add_flag("--quiet,-q", opt.quiet, "No progress line");
     sub.add_option("--max-examples", opt.max_examples, "Findings listed per tensor (default 10; the counts are complete)")
-        ->check(CLI::NonNegativeNumber);
+        ->check(whole_number(0, 1000000));
     sub.add_option("--threads", opt.threads, "Worker threads (default 0: one per hardware thread)")
-        ->check(CLI::NonNegativeNumber);
+        ->check(whole_number(0, std::numeric_limits<unsigned>::max()));
     sub.add_option("--manifest", opt.manifest,
                    "A llama-gguf-hash / minfer hash manifest: check the tensor and model hashes of its strongest "
                    "type in the same pass");

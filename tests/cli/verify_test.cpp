@@ -491,6 +491,31 @@ TEST(CliVerify, RealFixtures) {
     }
 }
 
+// A number out of range names the range as a person writes it, never DBL_MAX in 309 digits.
+TEST(CliVerify, RangeErrorsNameTheRange) {
+    const std::string m = vf().clean.string();
+    const struct {
+        std::vector<std::string> args;
+        std::string want;
+    } cases[] = {
+        {{"verify", m, "--threads", "-3"}, "--threads: '-3' is not a whole number from 0 to 4294967295"},
+        {{"verify", m, "--max-examples", "-1"}, "--max-examples: '-1' is not a whole number from 0 to 1000000"},
+        {{"verify", m, "--max-examples", "2000000"}, "'2000000' is not a whole number from 0 to 1000000"},
+        {{"hash", m, "--threads", "-3"}, "--threads: '-3' is not a whole number from 0 to 4294967295"},
+        {{"tensor", m, "n.f32", "--head", "-1"}, "--head: '-1' is not a whole number from 0 to 4294967295"},
+        {{"info", m, "--timeout", "0"}, "--timeout: '0' is not a number of seconds above 0"},
+        {{"info", m, "--timeout", "-1"}, "--timeout: '-1' is not a number of seconds above 0"},
+    };
+    for (const auto& c : cases) {
+        const auto r = run(c.args);
+        EXPECT_EQ(r.rc, 2) << c.args[2] << " " << c.args[3];
+        EXPECT_NE(r.err.find(c.want), std::string::npos) << r.err;
+        EXPECT_EQ(r.err.find("179769313486"), std::string::npos) << r.err;
+        EXPECT_EQ(r.err.find(".000000"), std::string::npos) << r.err;
+    }
+    EXPECT_EQ(run({"verify", m, "--threads", "2", "--max-examples", "0"}).rc, 0);
+}
+
 // ---- the vocabulary, as llama.cpp loads it (llama_vocab::impl::load) ----
 
 // A model with a small BPE vocabulary: tokens a, b, c, ab, abc; scores and token types for each; bos
