@@ -199,7 +199,14 @@ void bind_values(py::module_& m) {
 
     py::class_<string_array_object>(m, "StringArray", "A string array of the metadata, read lazily.")
         .def("__len__", [](const string_array_object& a) { live(a.state); return a.items.size(); })
-        .def("__getitem__", [](string_array_object& a, std::int64_t i) { return file_text(string_item(a, i)); })
+        .def("__getitem__", [](string_array_object& a, const py::int_& i) {
+            // Any Python int: one beyond int64 is out of range too (IndexError, as a list says).
+            int overflow = 0;
+            const long long v = PyLong_AsLongLongAndOverflow(i.ptr(), &overflow);
+            if (overflow != 0) throw py::index_error("string array index out of range");
+            if (v == -1 && PyErr_Occurred()) throw py::error_already_set();
+            return file_text(string_item(a, static_cast<std::int64_t>(v)));
+        })
         .def("__getitem__", [](string_array_object& a, const py::slice& sl) {
             live(a.state);
             py::ssize_t start = 0, stop = 0, step = 0, length = 0;
