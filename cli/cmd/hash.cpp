@@ -184,11 +184,13 @@ void hash_add_options(CLI::App& sub) {
     sub.add_option("model", opt.model, "The .gguf file, or part 1 (<name>-00001-of-0000N.gguf) of a split set")
         ->required();
     sub.add_flag("--xxh64", opt.xxh64, "xxHash64 of each tensor and of the model (the default)");
-    sub.add_flag("--xxh3", opt.xxh3, "XXH3 (64-bit) of each tensor and of the model (not part of --all)");
+    sub.add_flag("--xxh3", opt.xxh3,
+                 "XXH3 (64-bit) of each tensor and of the model (not part of --all: upstream master has no xxh3; "
+                 "--all --xxh3 is the xxh3 branch's --all)");
     sub.add_flag("--sha1", opt.sha1, "SHA-1 of each tensor and of the model");
     sub.add_flag("--sha256", opt.sha256, "SHA-256 of each tensor and of the model");
     sub.add_flag("--uuid", opt.uuid, "llama.cpp's UUIDv5 of the model's tensor data (printed last)");
-    sub.add_flag("--all", opt.all, "xxh64, sha1 and sha256 (as llama-gguf-hash's --all)");
+    sub.add_flag("--all", opt.all, "xxh64, sha1 and sha256 (llama-gguf-hash's --all on upstream master)");
     sub.add_flag("--no-layer", opt.no_layer, "Only the whole-model lines, no line per tensor");
     sub.add_option("-c,--check", opt.manifest,
                    "Check against a manifest (llama-gguf-hash's output saved to a file); without a hash flag the "

@@ -255,6 +255,30 @@ TEST(Hash, LineFormatByHand) {
     EXPECT_EQ(lines.back().substr(26), "  mixed.gguf");
 }
 
+// --all is upstream master's (xxh64, sha1, sha256: master has no xxh3, and uuid is never in it);
+// the xxh3 branch's --all (xxh64, xxh3, sha1, sha256) is --all --xxh3. Both, line by line in order.
+TEST(Hash, AllIsMastersAndAllXxh3IsTheBranchs) {
+    MINFER_NEED_FIXTURES();
+    const auto kinds_of = [](const std::string& out) {
+        std::vector<std::string> k;
+        for (const std::string& l : lines_of(out)) k.push_back(l.substr(0, l.find(' ')));
+        return k;
+    };
+    const run_result master = tool({"hash", "--all", "--no-layer", hx().mixed}, hx().dir);
+    ASSERT_EQ(master.rc, 0) << master.err;
+    EXPECT_EQ(kinds_of(master.out), (std::vector<std::string>{"xxh64", "sha1", "sha256"})) << master.out;
+    const run_result branch = tool({"hash", "--all", "--xxh3", "--no-layer", hx().mixed}, hx().dir);
+    ASSERT_EQ(branch.rc, 0) << branch.err;
+    EXPECT_EQ(kinds_of(branch.out), (std::vector<std::string>{"xxh64", "xxh3", "sha1", "sha256"})) << branch.out;
+    // Per tensor too: each tensor's lines in the branch's order, then the model's.
+    const run_result layers = tool({"hash", "--xxh3", "--all", hx().mixed}, hx().dir);
+    const auto k = kinds_of(layers.out);
+    ASSERT_GE(k.size(), 8u);
+    EXPECT_EQ(std::vector<std::string>(k.begin(), k.begin() + 4),
+              (std::vector<std::string>{"xxh64", "xxh3", "sha1", "sha256"}));
+    EXPECT_EQ(layers.out.find("uuid"), std::string::npos);
+}
+
 // ---- paths as typed, split sets and the merged model ------------------------------------------
 
 TEST(Hash, PathAsTypedDotSlash) {
