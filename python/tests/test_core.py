@@ -399,7 +399,7 @@ def test_every_index_out_of_range_is_an_index_error(typed_model):
             with pytest.raises(IndexError):
                 s[bad]
             with pytest.raises(IndexError):
-                s.bytes_at(bad) if abs(bad) < 2**63 else s[bad]
+                s.bytes_at(bad)
         for bad in (2, -3, 2**64):
             with pytest.raises(IndexError):
                 arr[bad]
