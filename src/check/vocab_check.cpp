@@ -4,7 +4,7 @@
 #include <deque>
 #include <new>
 #include <string>
-#include <unordered_map>
+#include <functional>
 
 #include "errors.hpp"
 #include "minfer/gguf/text.hpp"
@@ -76,12 +76,56 @@ std::string shown(std::string_view raw) {
     return cat("'", gguf::escape(raw.substr(0, limit)), "'...");
 }
 
+// Token text -> its first id: open addressing over one slot array (hash bits and id in 8 bytes) and
+// the texts by id as views into the file. A node-based std::unordered_map spent most of its time
+// chasing 256k nodes and freeing them; this is two allocations and one probe sequence per lookup.
+class token_table {
+public:
+    void reserve(std::uint64_t n) {
+        std::size_t cap = 16;
+        while (cap < n * 2) cap <<= 1;
+        slots_.assign(cap, 0);
+        text_.reserve(static_cast<std::size_t>(n));
+    }
+    /// Add the next id's text. @returns the earlier id with the same text, or -1.
+    std::int64_t insert(std::string_view s) {
+        const std::uint64_t h = hash(s);
+        const auto id = static_cast<std::uint32_t>(text_.size());
+        text_.push_back(s);
+        for (std::size_t i = slot_of(h);; i = (i + 1) & (slots_.size() - 1)) {
+            const std::uint64_t v = slots_[i];
+            if (v == 0) {
+                slots_[i] = (h & 0xffffffff00000000u) | (std::uint64_t{id} + 1);
+                return -1;
+            }
+            if ((v >> 32) == (h >> 32) && text_[(v & 0xffffffffu) - 1] == s) return static_cast<std::int64_t>((v & 0xffffffffu) - 1);
+        }
+    }
+    bool contains(std::string_view s) const {
+        const std::uint64_t h = hash(s);
+        for (std::size_t i = slot_of(h);; i = (i + 1) & (slots_.size() - 1)) {
+            const std::uint64_t v = slots_[i];
+            if (v == 0) return false;
+            if ((v >> 32) == (h >> 32) && text_[(v & 0xffffffffu) - 1] == s) return true;
+        }
+    }
+    std::string_view text(std::uint64_t id) const { return text_[static_cast<std::size_t>(id)]; }
+
+private:
+    static std::uint64_t hash(std::string_view s) noexcept {
+        std::uint64_t h = std::hash<std::string_view>{}(s);
+        return h ^ (h >> 29) ^ (h << 31);  // spread the bits: the high half is stored, the low half places
+    }
+    std::size_t slot_of(std::uint64_t h) const noexcept { return static_cast<std::size_t>(h) & (slots_.size() - 1); }
+    std::vector<std::uint64_t> slots_;  // 0: empty; else (high 32 bits of the hash) | (id + 1)
+    std::vector<std::string_view> text_;
+};
+
 struct checker {
     const gguf::file_view& md;
     std::vector<vocab_finding> out;
     std::uint64_t n_vocab = 0;
-    // Token text (as llama.cpp keys it) -> its first index.
-    std::unordered_map<std::string_view, std::uint64_t> ids;
+    token_table ids;  // token text (as llama.cpp keys it) -> its first index
     std::deque<std::string> renamed;  // "[EMPTY_<i>]" texts of empty tokens (stable addresses)
 
     void add(vocab_problem p, bool warning, std::string_view key, std::uint64_t index, std::uint64_t count,
@@ -98,7 +142,11 @@ struct checker {
             return false;
         }
         n_vocab = a->size();
-        ids.reserve(static_cast<std::size_t>(n_vocab));
+        if (n_vocab >= 0xffffffffu) {  // a vocabulary of 4G tokens cannot be in a verified file's memory anyway
+            add(vocab_problem::tokens_not_strings, false, tokens_key, 0, 1, "holds too many tokens to check");
+            return false;
+        }
+        ids.reserve(n_vocab);
         std::uint64_t i = 0, dups = 0, first_dup = 0, first_dup_of = 0, empties = 0, first_empty = 0;
         std::string_view dup_text;
         for (std::string_view s : a->strings()) {
@@ -108,11 +156,11 @@ struct checker {
                 renamed.push_back(cat("[EMPTY_", i, "]"));
                 s = renamed.back();
             }
-            const auto [it, inserted] = ids.emplace(s, i);
-            if (!inserted && dups++ == 0) {
+            const std::int64_t earlier = ids.insert(s);
+            if (earlier >= 0 && dups++ == 0) {
                 first_dup = i;
-                first_dup_of = it->second;
-                dup_text = it->first;
+                first_dup_of = static_cast<std::uint64_t>(earlier);
+                dup_text = s;
             }
             ++i;
         }
@@ -184,7 +232,7 @@ struct checker {
         }
     }
 
-    bool known(std::string_view s) const { return ids.find(s) != ids.end(); }
+    bool known(std::string_view s) const { return ids.contains(s); }
 
     void merges() {
         const gguf::kv* mk = md.find(model_key);
