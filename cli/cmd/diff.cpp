@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "../common/plural.hpp"
 #include "../common/exit_codes.hpp"
 #include "../common/metadata_diff.hpp"
 #include "../common/open_model.hpp"
@@ -88,8 +89,8 @@ void print_text(const std::vector<metadata_difference>& md, const metadata_count
                 const std::vector<tensor_difference>& td, const tensor_counts& tc, const gguf::model& ma,
                 const gguf::model& mb, out_buffer& out) {
     out.print("--- A {}\n+++ B {}\n", gguf::escape(opt.a), gguf::escape(opt.b));
-    out.print("metadata: {} added, {} removed, {} changed ({} keys in A, {} in B)\n", mc.added, mc.removed, mc.changed,
-              ma.metadata().metadata().size(), mb.metadata().metadata().size());
+    out.print("metadata: {} added, {} removed, {} changed ({} in A, {} in B)\n", mc.added, mc.removed, mc.changed,
+              plural(ma.metadata().metadata().size(), "key", "keys"), mb.metadata().metadata().size());
     out.print("tensors: {} only in A, {} only in B, {} changed type or shape, {} with different bytes, {} identical\n",
               tc.only_a, tc.only_b, tc.changed, tc.data_differs, tc.identical);
     if (md.empty() && td.empty()) {
@@ -153,11 +154,24 @@ void print_text(const std::vector<metadata_difference>& md, const metadata_count
             }
             if (d.values) {
                 const value_compare& c = *d.values;
-                out.print("      values: max |a-b| {}, rmse {}, cosine {}, relative error {} ({} values",
-                          float_text(c.max_abs_diff()), float_text(c.rmse()), optional_text(c.cosine()),
-                          optional_text(c.relative_error()), c.count());
-                if (c.non_finite_mismatches() > 0) out.print(", {} NaN/Inf mismatches", c.non_finite_mismatches());
-                out.print(")\n");
+                const std::string measures =
+                    fmt::format("max |a-b| {}, rmse {}, cosine {}, relative error {}", float_text(c.max_abs_diff()),
+                                float_text(c.rmse()), optional_text(c.cosine()), optional_text(c.relative_error()));
+                if (const auto m = c.first_non_finite_mismatch()) {
+                    // The NaN/Inf first: the measures cover only the finite pairs and may read "identical".
+                    out.print("      values: {} NaN/Inf {} of {} (first: value {}, a = {}, b = {}); ",
+                              c.non_finite_mismatches(), c.non_finite_mismatches() == 1 ? "mismatch" : "mismatches",
+                              c.count() == 1 ? std::string("1 value") : fmt::format("{} values", c.count()), m->index,
+                              float_text(m->a), float_text(m->b));
+                    if (c.compared() == 0) {
+                        out.print("no pair of finite values to measure\n");
+                    } else {
+                        out.print("over the {} finite {}: {}\n", c.compared(), c.compared() == 1 ? "pair" : "pairs",
+                                  measures);
+                    }
+                } else {
+                    out.print("      values: {} ({} {})\n", measures, c.count(), c.count() == 1 ? "value" : "values");
+                }
             } else if (d.values_error) {
                 out.print("      values: {}\n", d.values_error->message());
             }
@@ -322,12 +336,25 @@ void print_json(const std::vector<metadata_difference>& md, const metadata_count
             const value_compare& c = *d.values;
             w.key("values");
             w.begin_object();
+            w.key("non_finite_mismatches");  // first: the measures below see only the finite pairs
+            w.number(c.non_finite_mismatches());
+            w.key("first_non_finite_mismatch");
+            if (const auto m = c.first_non_finite_mismatch()) {
+                w.begin_object(true);
+                w.key("index");
+                w.number(m->index);
+                w.key("a");
+                w.number(static_cast<double>(m->a));
+                w.key("b");
+                w.number(static_cast<double>(m->b));
+                w.end_object();
+            } else {
+                w.null();
+            }
             w.key("count");
             w.number(c.count());
             w.key("compared");
             w.number(c.compared());
-            w.key("non_finite_mismatches");
-            w.number(c.non_finite_mismatches());
             w.key("max_abs_diff");
             w.number(c.max_abs_diff());
             w.key("rmse");

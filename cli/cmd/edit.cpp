@@ -18,6 +18,7 @@
 
 #include <fmt/format.h>
 
+#include "../common/plural.hpp"
 #include "../common/exit_codes.hpp"
 #include "../common/named_input.hpp"
 #include "../common/open_model.hpp"
@@ -436,7 +437,8 @@ int run(out_buffer& out) {
         out.write(diff_text_of(*plan, reserve));
         std::error_code ec;
         const auto size = fs::file_size(fs::path(opt.output), ec);
-        out.print("Wrote {} ({} bytes, {} tensors)\n", path_text(opt.output), ec ? 0 : size, m.tensors().size());
+        out.print("Wrote {} ({} bytes, {})\n", path_text(opt.output), ec ? 0 : size,
+                  plural(m.tensors().size(), "tensor", "tensors"));
     }
     return exit_ok;
 }

@@ -1,6 +1,7 @@
 // minfer hash: llama-gguf-hash's output, byte for byte, from one bounded-memory walk of the model's
 // bytes (minfer::check); --check against a manifest, strictly; --file-sha256 for the Hub's checksums.
 #include <algorithm>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -8,11 +9,14 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
+#include "common/number_check.hpp"
+#include "common/plural.hpp"
 #include "common/exit_codes.hpp"
 #include "common/open_model.hpp"
 #include "common/out_buffer.hpp"
 #include "common/progress.hpp"
 #include "common/run_printing.hpp"
+#include "common/sha256_arg.hpp"
 #include "common/usage_error.hpp"
 #include "minfer/check/manifest.hpp"
 #include "minfer/check/model_hash.hpp"
@@ -69,10 +73,12 @@ int run(out_buffer& out) {
     if (opt.model.empty()) return usage_error("no model given");
     const bool checking = !opt.manifest.empty();
     if (!opt.expect.empty()) opt.file_sha256 = true;
+    std::vector<check::digest> expected;
     for (const auto& hex : opt.expect) {
         std::string why;
-        if (!check::parse_digest(hash_kind::sha256, hex, &why))
-            return usage_error("--expect " + hex + ": " + why + " (a SHA-256 is 64 lowercase hexadecimal digits)");
+        const auto d = parse_sha256_arg(hex, &why);
+        if (!d) return usage_error(fmt::format("--expect {}: not a SHA-256: {} ({})", hex, why, sha256_form));
+        expected.push_back(*d);
     }
     std::vector<hash_kind> kinds = chosen_kinds();
 
@@ -103,8 +109,9 @@ int run(out_buffer& out) {
         return checking && code == exit_io ? exit_model_io_in_check : code;
     }
     if (!opt.expect.empty() && opt.expect.size() != m->parts().size())
-        return usage_error(fmt::format("--expect was given {} times; the model has {} part file{}", opt.expect.size(),
-                                       m->parts().size(), m->parts().size() == 1 ? "" : "s"));
+        return usage_error(fmt::format("--expect was given {}; the model has {}: give one per part file, in part order",
+                                       plural(opt.expect.size(), "time", "times"),
+                                       plural(m->parts().size(), "part file", "part files")));
 
     check::hash_options ho;
     ho.kinds = kinds;
@@ -136,8 +143,9 @@ int run(out_buffer& out) {
             print_line(out, e->kind, e->value.text(), e->name,
                              fmt::format("Conflicting Entry (manifest line {})", e->line));
         if (!rep.missing_tensors.empty())
-            fmt::print(stderr, "{} of {} tensors have no entry in {} (their lines say Not Found)\n",
-                       rep.missing_tensors.size(), m->tensors().size(), opt.manifest);
+            fmt::print(stderr, "{} of {} {} no entry in {} (their lines say Not Found)\n", rep.missing_tensors.size(),
+                       plural(m->tensors().size(), "tensor", "tensors"), rep.missing_tensors.size() == 1 ? "has" : "have",
+                       opt.manifest);
         out.print("\nVerification results for {} - {}\n", opt.manifest, check::to_string(rep.outcome));
         code = static_cast<int>(rep.outcome);
     } else {
@@ -160,8 +168,8 @@ int run(out_buffer& out) {
         for (const check::digest& f : d->files) hex.push_back(f.text());
         for (std::size_t p = 0; p < paths.size(); ++p) out.print("{}  {}\n", hex[p], paths[p]);
         bool failed = false;
-        for (std::size_t p = 0; p < opt.expect.size(); ++p) {
-            const bool same = hex[p] == opt.expect[p];
+        for (std::size_t p = 0; p < expected.size(); ++p) {
+            const bool same = d->files[p] == expected[p];
             out.print("{}: {}\n", paths[p], same ? "OK" : "FAILED");
             failed = failed || !same;
         }
@@ -176,11 +184,13 @@ void hash_add_options(CLI::App& sub) {
     sub.add_option("model", opt.model, "The .gguf file, or part 1 (<name>-00001-of-0000N.gguf) of a split set")
         ->required();
     sub.add_flag("--xxh64", opt.xxh64, "xxHash64 of each tensor and of the model (the default)");
-    sub.add_flag("--xxh3", opt.xxh3, "XXH3 (64-bit) of each tensor and of the model (not part of --all)");
+    sub.add_flag("--xxh3", opt.xxh3,
+                 "XXH3 (64-bit) of each tensor and of the model (not part of --all: upstream master has no xxh3; "
+                 "--all --xxh3 is the xxh3 branch's --all)");
     sub.add_flag("--sha1", opt.sha1, "SHA-1 of each tensor and of the model");
     sub.add_flag("--sha256", opt.sha256, "SHA-256 of each tensor and of the model");
     sub.add_flag("--uuid", opt.uuid, "llama.cpp's UUIDv5 of the model's tensor data (printed last)");
-    sub.add_flag("--all", opt.all, "xxh64, sha1 and sha256 (as llama-gguf-hash's --all)");
+    sub.add_flag("--all", opt.all, "xxh64, sha1 and sha256 (llama-gguf-hash's --all on upstream master)");
     sub.add_flag("--no-layer", opt.no_layer, "Only the whole-model lines, no line per tensor");
     sub.add_option("-c,--check", opt.manifest,
                    "Check against a manifest (llama-gguf-hash's output saved to a file); without a hash flag the "
@@ -191,7 +201,8 @@ void hash_add_options(CLI::App& sub) {
     sub.add_option("--expect", opt.expect,
                    "With --file-sha256: the expected SHA-256 of each part file, in part order (prints OK/FAILED per "
                    "file; exit 1 on a difference)");
-    sub.add_option("--threads", opt.threads, "Hashing threads (default: one per hardware thread)");
+    sub.add_option("--threads", opt.threads, "Hashing threads (default: one per hardware thread)")
+        ->check(whole_number(0, std::numeric_limits<unsigned>::max()));
     sub.add_flag("-q,--quiet", opt.quiet, "No progress line on a terminal");
     sub.footer(
         "Exit codes:\n"

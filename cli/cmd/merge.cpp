@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "../common/plural.hpp"
 #include "../common/exit_codes.hpp"
 #include "../common/open_model.hpp"
 #include "../common/out_buffer.hpp"
@@ -74,8 +75,9 @@ int run(out_buffer& out) {
     }
     const std::size_t n_parts = m->parts().size();
     if (opt.dry_run) {
-        out.print("Would write {}: {} tensors from {} part(s), {} bytes ({})\n", gguf::escape(opt.output),
-                  plan->tensor_count(), n_parts, plan->file_size(), mib_text(plan->file_size()));
+        out.print("Would write {}: {} from {}, {} bytes ({})\n", gguf::escape(opt.output),
+                  plural(plan->tensor_count(), "tensor", "tensors"), plural(n_parts, "part", "parts"),
+                  plan->file_size(), mib_text(plan->file_size()));
         return exit_ok;
     }
 
@@ -92,8 +94,9 @@ int run(out_buffer& out) {
         return exit_code_for(r.error());
     }
     if (!opt.quiet)
-        out.print("Wrote {}: {} tensors from {} part(s), {} bytes ({})\n", gguf::escape(opt.output), plan->tensor_count(),
-                  n_parts, plan->file_size(), mib_text(plan->file_size()));
+        out.print("Wrote {}: {} from {}, {} bytes ({})\n", gguf::escape(opt.output),
+                  plural(plan->tensor_count(), "tensor", "tensors"), plural(n_parts, "part", "parts"),
+                  plan->file_size(), mib_text(plan->file_size()));
     return exit_ok;
 }
 

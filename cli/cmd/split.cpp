@@ -17,6 +17,7 @@
 
 #include <fmt/format.h>
 
+#include "../common/plural.hpp"
 #include "../common/display_width.hpp"
 #include "../common/exit_codes.hpp"
 #include "../common/open_model.hpp"
@@ -74,9 +75,10 @@ void print_parts(out_buffer& out, std::string_view what, const gguf::model& m, c
     std::string limit;
     if (so.max_bytes) limit = fmt::format("at most {} bytes per part file", *so.max_bytes);
     if (so.max_tensors || !so.max_bytes)
-        limit = fmt::format("at most {} tensors per part", so.max_tensors.value_or(gguf::default_split_max_tensors));
-    out.print("{} {} part{}, {} tensors, {} bytes ({}); {}{}:\n", what, plan.part_count(),
-              plan.part_count() == 1 ? "" : "s", plan.tensor_count(), plan.total_bytes(), mib_text(plan.total_bytes()),
+        limit = fmt::format("at most {} per part",
+                            plural(so.max_tensors.value_or(gguf::default_split_max_tensors), "tensor", "tensors"));
+    out.print("{} {}, {}, {} bytes ({}); {}{}:\n", what, plural(plan.part_count(), "part", "parts"),
+              plural(plan.tensor_count(), "tensor", "tensors"), plan.total_bytes(), mib_text(plan.total_bytes()),
               limit, so.no_tensor_first_split ? ", no tensor in part 1" : "");
     std::size_t name_w = 0;
     for (const std::string& n : names) name_w = std::max(name_w, display_width(gguf::escape(n)));
@@ -95,7 +97,8 @@ void remove_written(const std::vector<std::string>& written) {
         }
     }
     if (!written.empty())
-        fmt::print(stderr, "Removed the {} part(s) this run had written.\n", removed);
+        fmt::print(stderr, "Removed {} this run had written.\n",
+                   removed == 1 ? std::string("the part") : fmt::format("the {} parts", removed));
 }
 
 int run(out_buffer& out) {

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <filesystem>
 #include <optional>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -20,6 +21,8 @@
 
 #include <fmt/format.h>
 
+#include "../common/number_check.hpp"
+#include "../common/plural.hpp"
 #include "../common/exit_codes.hpp"
 #include "../common/open_model.hpp"
 #include "../common/out_buffer.hpp"
@@ -152,7 +155,7 @@ std::optional<row_range> parse_rows(const std::string& text, std::uint64_t n_row
         return std::nullopt;
     }
     if (*a >= n_rows) {
-        why = fmt::format("--rows {}: the tensor has {} row(s) (0:{})", gguf::escape(text), n_rows, n_rows);
+        why = fmt::format("--rows {}: the tensor has {} (0:{})", gguf::escape(text), plural(n_rows, "row", "rows"), n_rows);
         return std::nullopt;
     }
     r.first = *a;
@@ -234,7 +237,7 @@ gguf::result<full_pass> run_pass(const gguf::model& m, const gguf::tensor_ref& t
                     write_error.code = gguf::errc::io_error;
                     write_error.sys_errno = errno;
                     write_error.file = dump->file->target().string();
-                    write_error.detail = "cannot write the values";
+                    write_error.detail = "write the values";  // io_error says "cannot <detail>"
                     return false;
                 }
             } else {
@@ -285,11 +288,11 @@ void print_text_header(const layout& l, out_buffer& out) {
     out.print("offset    {}\n", offset_line(l));
     out.print("bytes     {} ({})\n", i.n_bytes, mib_text(i.n_bytes));
     out.print("elements  {}\n", i.n_elements);
-    out.print("rows      {} of {} values\n", l.n_rows, l.row_size);
+    out.print("rows      {} of {}\n", l.n_rows, plural(l.row_size, "value", "values"));
 }
 
 void print_text_stats(const layout& l, const value_stats& s, out_buffer& out) {
-    out.print("stats over {} values\n", s.count());
+    out.print("stats over {}\n", plural(s.count(), "value", "values"));
     const bool any = s.finite() > 0;
     auto f = [any](auto v) { return any ? float_text(v) : std::string("-"); };
     out.print("  min       {}\n", f(s.min()));
@@ -589,8 +592,8 @@ int run(out_buffer& out) {
     } else {
         if (pass && opt.stats) print_text_stats(l, pass->stats, out);
         if (pass && !opt.dump.empty())
-            out.print("Wrote {}: {} values as little-endian f32, {} bytes\n", gguf::escape(opt.dump), pass->dumped,
-                      pass->dumped * 4);
+            out.print("Wrote {}: {} as little-endian f32, {} bytes\n", gguf::escape(opt.dump),
+                      plural(pass->dumped, "value", "values"), pass->dumped * 4);
     }
     if (value_error) {
         out.flush();
@@ -610,7 +613,7 @@ void tensor_add_options(CLI::App& sub) {
                                   "Rows to print, A:B half-open (also A:, :B, or one row A); a row is ne[0] values, "
                                   "rows count over ne[1]*ne[2]*ne[3] (default 0:4)");
     opt.head_opt = sub.add_option("--head", opt.head, "Values printed per row (default 8; 0: the whole row)")
-                       ->check(CLI::NonNegativeNumber);
+                       ->check(whole_number(0, std::numeric_limits<std::uint32_t>::max()));
     sub.add_flag("--stats", opt.stats,
                  "Min, max, mean, standard deviation, max |x|, zeros, NaN (first index) and Inf over all values, "
                  "in one streaming pass");

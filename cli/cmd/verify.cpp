@@ -9,18 +9,22 @@
 #include <cstdio>
 #include <filesystem>
 #include <optional>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "../common/number_check.hpp"
+#include "../common/plural.hpp"
 #include "../common/exit_codes.hpp"
 #include "../common/open_model.hpp"
 #include "../common/out_buffer.hpp"
 #include "../common/progress.hpp"
 #include "../common/quote.hpp"
 #include "../common/run_printing.hpp"
+#include "../common/sha256_arg.hpp"
 #include "../common/value_stream.hpp"
 #include "../common/usage_error.hpp"
 #include "../print/json_writer.hpp"
@@ -30,6 +34,7 @@
 #include "minfer/check/manifest.hpp"
 #include "minfer/check/model_hash.hpp"
 #include "minfer/check/value_check.hpp"
+#include "minfer/check/vocab_check.hpp"
 #include "minfer/gguf/text.hpp"
 
 namespace minfer::cli {
@@ -57,10 +62,6 @@ std::string size_text(std::uint64_t b) {
     if (b >= (std::uint64_t{1} << 20)) return fmt::format("{:.1f} MiB", d / 1048576.0);
     if (b >= 1024) return fmt::format("{:.1f} KiB", d / 1024.0);
     return fmt::format("{} byte{}", b, b == 1 ? "" : "s");
-}
-
-std::string plural(std::uint64_t n, std::string_view one, std::string_view many) {
-    return fmt::format("{} {}", n, n == 1 ? one : many);
 }
 
 std::string value_text(double v) { return float_text(v); }
@@ -107,10 +108,12 @@ std::string tensor_summary(const gguf::tensor_info& info, const check::tensor_ve
                                     plural(v.blocks_poisoned, "block", "blocks"), v.nan, v.inf,
                                     v.nan + v.inf == 1 ? "" : "s"));
     if (v.scope == check::check_scope::elements && v.nan + v.inf > 0)
-        parts.push_back(fmt::format("{} NaN, {} Inf of {} elements", v.nan, v.inf, info.n_elements));
+        parts.push_back(fmt::format("{} NaN, {} Inf of {}", v.nan, v.inf, plural(info.n_elements, "element", "elements")));
     if (v.value_nan + v.value_inf > 0)
         parts.push_back(fmt::format("{} NaN, {} Inf converted values", v.value_nan, v.value_inf));
-    if (v.all_zero) parts.push_back(fmt::format("warning: all {} values are zero", info.n_elements));
+    if (v.all_zero)
+        parts.push_back(info.n_elements == 1 ? std::string("warning: its one value is zero")
+                                             : fmt::format("warning: all {} values are zero", info.n_elements));
     const std::uint64_t raw = v.scope == check::check_scope::scales ? v.blocks_poisoned : v.nan + v.inf;
     const std::uint64_t not_shown = (raw - std::min<std::uint64_t>(raw, v.examples.size())) +
                                     (v.value_nan + v.value_inf -
@@ -125,13 +128,10 @@ std::string tensor_summary(const gguf::tensor_info& info, const check::tensor_ve
 std::optional<std::vector<check::digest>> parse_file_hashes(std::string& why) {
     std::vector<check::digest> out;
     for (const std::string& text : opt.file_sha256) {
-        std::string lower = text;
-        for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
         std::string reason;
-        auto d = check::parse_digest(check::hash_kind::sha256, lower, &reason);
+        auto d = parse_sha256_arg(text, &reason);
         if (!d) {
-            why = fmt::format("--file-sha256 {}: not a SHA-256 (64 hex digits){}", cli::quoted(text),
-                              reason.empty() ? "" : ": " + reason);
+            why = fmt::format("--file-sha256 {}: not a SHA-256: {} ({})", cli::quoted(text), reason, sha256_form);
             return std::nullopt;
         }
         out.push_back(*d);
@@ -154,6 +154,7 @@ struct outcome {
     std::uint64_t values_checked = 0;
     bool manifest_ok = true;
     bool files_ok = true;
+    std::uint64_t vocab_findings = 0, vocab_warnings = 0;
 };
 
 std::string_view status_text(check::entry_status s) { return check::to_string(s); }
@@ -181,8 +182,9 @@ void print_manifest_text(const gguf::model& m, const check::manifest& man, const
                   gguf::escape(e->name));
     std::size_t ok = 0;
     for (const check::check_line& l : r.lines) ok += l.status == check::entry_status::ok ? 1u : 0u;
-    out.print("manifest {}: {} hashes, {} of {} lines match{}: {}\n", cli::quoted(man.path),
+    out.print("manifest {}: {} hashes, {} of {} {} match{}: {}\n", cli::quoted(man.path),
               r.lines.empty() ? std::string_view("no") : check::to_string(r.lines.front().kind), ok, r.lines.size(),
+              noun(r.lines.size(), "line", "lines"),
               r.renamed ? fmt::format(" (its entries name {}, taken for this file)", cli::quoted(r.file_name)) : "",
               check::to_string(r.outcome));
 }
@@ -360,6 +362,10 @@ int run(out_buffer& out) {
         }
     }
 
+    // The vocabulary as llama.cpp loads it (metadata only, before the walk over the bytes).
+    auto vocab = check::check_vocab(m->metadata());
+    if (!vocab) return report_error(vocab.error());
+
     // One walk: the value checks, and the hashes the download checks need.
     auto values = check::value_consumer::make(*m, check::value_check_options{opt.values, opt.max_examples});
     if (!values) return report_error(values.error());
@@ -407,6 +413,8 @@ int run(out_buffer& out) {
         oc.tensors_with_warnings += v.all_zero ? 1u : 0u;
     }
 
+    for (const check::vocab_finding& f : *vocab) (f.warning ? oc.vocab_warnings : oc.vocab_findings) += 1;
+
     std::optional<check::check_report> report;
     if (man) {
         const std::string file_name = std::filesystem::path(opt.model).filename().string();
@@ -426,7 +434,7 @@ int run(out_buffer& out) {
             files.push_back(std::move(f));
         }
     }
-    const bool clean = oc.findings == 0 && oc.manifest_ok && oc.files_ok;
+    const bool clean = oc.findings == 0 && oc.vocab_findings == 0 && oc.manifest_ok && oc.files_ok;
     const int code = clean ? exit_ok : exit_parse;
 
     if (opt.json) {
@@ -460,6 +468,29 @@ int run(out_buffer& out) {
         w.number(oc.warnings);
         w.key("max_examples");
         w.number(static_cast<std::uint64_t>(opt.max_examples));
+        w.key("vocabulary_findings");
+        w.number(oc.vocab_findings);
+        w.key("vocabulary_warnings");
+        w.number(oc.vocab_warnings);
+        w.key("vocabulary");  // findings first, then warnings
+        w.begin_array();
+        for (const check::vocab_finding& f : *vocab) {
+            w.begin_object(true);
+            w.key("severity");
+            w.string(f.warning ? "warning" : "finding");
+            w.key("problem");
+            w.string(check::to_string(f.problem));
+            w.key("key");
+            w.string(f.key);
+            w.key("index");
+            w.number(f.index);
+            w.key("count");
+            w.number(f.count);
+            w.key("what");
+            w.string(json_text(f.what));
+            w.end_object();
+        }
+        w.end_array();
         w.key("tensor_reports");  // tensors with findings or warnings, in model order
         w.begin_array();
         for (const check::tensor_verdict& v : *verdicts)
@@ -500,7 +531,10 @@ int run(out_buffer& out) {
         return code;
     }
 
-    // Text: each finding, then a summary per tensor with findings or warnings, then the download checks.
+    // Text: the vocabulary's findings and warnings, each finding, then a summary per tensor with findings
+    // or warnings, then the download checks.
+    for (const check::vocab_finding& f : *vocab)
+        out.print("{}vocabulary: {}: {}\n", f.warning ? "warning: " : "", f.key, f.what);
     for (const check::tensor_verdict& v : *verdicts) {
         const gguf::tensor_info& info = *tensors[v.tensor].info;
         for (const auto& f : v.examples) out.print("{}\n", finding_line(info, f));
@@ -514,6 +548,8 @@ int run(out_buffer& out) {
                   f.match ? std::string("ok") : "MISMATCH, expected " + f.expected.text());
 
     std::vector<std::string> problems;
+    if (oc.vocab_findings > 0)
+        problems.push_back(plural(oc.vocab_findings, "vocabulary finding", "vocabulary findings"));
     if (oc.findings > 0)
         problems.push_back(fmt::format("{} in {}", plural(oc.findings, "finding", "findings"),
                                        plural(oc.tensors_with_findings, "tensor", "tensors")));
@@ -521,7 +557,8 @@ int run(out_buffer& out) {
     if (!oc.files_ok) problems.push_back("file SHA-256 mismatch");
     std::string verdict = problems.empty() ? "clean" : "";
     for (std::size_t i = 0; i < problems.size(); ++i) verdict += (i == 0 ? "" : "; ") + problems[i];
-    if (oc.warnings > 0) verdict += fmt::format(" ({})", plural(oc.warnings, "warning", "warnings"));
+    if (oc.warnings + oc.vocab_warnings > 0)
+        verdict += fmt::format(" ({})", plural(oc.warnings + oc.vocab_warnings, "warning", "warnings"));
     std::string with;
     if (report) with = ", with manifest";
     if (!files.empty()) with += with.empty() ? ", with file SHA-256" : " and file SHA-256";
@@ -541,9 +578,9 @@ void verify_add_options(CLI::App& sub) {
     sub.add_flag("--json", opt.json, "Print one JSON document with every figure");
     sub.add_flag("--quiet,-q", opt.quiet, "No progress line");
     sub.add_option("--max-examples", opt.max_examples, "Findings listed per tensor (default 10; the counts are complete)")
-        ->check(CLI::NonNegativeNumber);
+        ->check(whole_number(0, 1000000));
     sub.add_option("--threads", opt.threads, "Worker threads (default 0: one per hardware thread)")
-        ->check(CLI::NonNegativeNumber);
+        ->check(whole_number(0, std::numeric_limits<unsigned>::max()));
     sub.add_option("--manifest", opt.manifest,
                    "A llama-gguf-hash / minfer hash manifest: check the tensor and model hashes of its strongest "
                    "type in the same pass");
@@ -555,9 +592,11 @@ void verify_add_options(CLI::App& sub) {
     sub.add_flag("--no-mmap", opt.no_mmap, "Read the file into memory instead of mapping it");
     sub.footer(
         "Exit codes:\n"
-        "  0  clean: no NaN or Inf, the manifest and file hashes match (all-zero tensors are warnings)\n"
-        "  1  findings (NaN/Inf values or scales), a manifest outcome other than success, a file SHA-256\n"
-        "     mismatch, a malformed manifest; or the file is not a valid GGUF model (the loader's message)\n"
+        "  0  clean: no NaN or Inf, the manifest and file hashes match (all-zero tensors and what llama.cpp\n"
+        "     only warns about in a vocabulary are warnings)\n"
+        "  1  findings (NaN/Inf values or scales; a vocabulary llama.cpp aborts on or refuses), a manifest\n"
+        "     outcome other than success, a file SHA-256 mismatch, a malformed manifest; or the file is\n"
+        "     not a valid GGUF model (the loader's message)\n"
         "  2  usage error (bad option, a --file-sha256 that is not 64 hex digits or not one per part)\n"
         "  3  I/O error: the model or the manifest cannot be read (also truncated while read), out of memory\n");
 }

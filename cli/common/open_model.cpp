@@ -1,3 +1,4 @@
+#include "number_check.hpp"
 #include "open_model.hpp"
 
 #include <unistd.h>
@@ -45,7 +46,7 @@ void add_remote_options(CLI::App& sub, remote_args& args) {
     sub.add_option("--timeout", args.timeout,
                    "For a URL: the seconds one request may take, and the longest wait for a byte (default 120 and 20)")
         ->type_name("SECONDS")
-        ->check(CLI::PositiveNumber);
+        ->check(positive_seconds());
     sub.add_flag("--stats", args.stats,
                  "For a URL: print \"fetched N bytes in K requests from M parts\" on stderr even when it is not a terminal");
 }

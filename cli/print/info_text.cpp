@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "../common/plural.hpp"
 #include "../common/display_width.hpp"
 #include "../common/exit_codes.hpp"
 #include "../common/quote.hpp"
@@ -273,16 +274,16 @@ int print_text(const gguf::model& m, const info_options& opt, out_buffer& out) {
     const std::uint64_t n = m.file_bytes();
     const totals t = gather_totals(m);
 
-    out.print("File: {} bytes ({}) in {} part(s)\n", n, mib_text(n), parts.size());
-    out.print("GGUF: {} KV, {} tensors\n", first.metadata().size(), t.n_tensors);
+    out.print("File: {} bytes ({}) in {}\n", n, mib_text(n), plural(parts.size(), "part", "parts"));
+    out.print("GGUF: {} KV, {}\n", first.metadata().size(), plural(t.n_tensors, "tensor", "tensors"));
     out.print("version {}, alignment {}, data offset {}\n", first.version(), first.alignment(), first.data_offset());
     if (parts.size() > 1) {
         out.write("\nparts:\n");
         for (std::size_t i = 0; i < parts.size(); ++i) {
             const gguf::model_part& p = parts[i];
-            out.print("  {}  {}: {} bytes, version {}, alignment {}, data offset {}, {} KV, {} tensors\n", i + 1,
+            out.print("  {}  {}: {} bytes, version {}, alignment {}, data offset {}, {} KV, {}\n", i + 1,
                       gguf::escape(p.path.string()), p.view.file_size(), p.view.version(), p.view.alignment(),
-                      p.view.data_offset(), p.view.metadata().size(), p.view.tensors().size());
+                      p.view.data_offset(), p.view.metadata().size(), plural(p.view.tensors().size(), "tensor", "tensors"));
         }
     }
     // Bytes after the data section: llama.cpp ignores them, but a user checking a download wants to
@@ -301,8 +302,8 @@ int print_text(const gguf::model& m, const info_options& opt, out_buffer& out) {
     if (!opt.no_tensors) print_tensors(m, out);
     print_type_summary(m, out);
 
-    out.print("\ntotal: {} tensors, {} parameters, {} bytes ({}), ", t.n_tensors, t.n_parameters, t.n_bytes,
-              mib_text(t.n_bytes));
+    out.print("\ntotal: {}, {}, {} bytes ({}), ", plural(t.n_tensors, "tensor", "tensors"),
+              plural(t.n_parameters, "parameter", "parameters"), t.n_bytes, mib_text(t.n_bytes));
     const std::string bpw = bpw_text(t);
     if (bpw == "n/a") {
         out.write("bits per weight n/a\n");

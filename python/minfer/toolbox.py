@@ -531,6 +531,15 @@ class TensorReport(TypedDict):
     value_examples: List[Finding]
 
 
+class VocabularyFinding(TypedDict):
+    severity: str  # "finding" (llama.cpp aborts or refuses the model) or "warning" (it loads it)
+    problem: str  # "duplicate_token", "array_short", "special_id_out_of_range", "merge_part_absent", ...
+    key: str
+    index: int  # the first offender
+    count: int
+    what: str
+
+
 class VerifyReport(TypedDict):
     file: str
     parts: int
@@ -542,6 +551,9 @@ class VerifyReport(TypedDict):
     tensors_with_findings: int
     warnings: int
     max_examples: int
+    vocabulary_findings: int
+    vocabulary_warnings: int
+    vocabulary: List[VocabularyFinding]
     tensor_reports: List[TensorReport]
     manifest: Optional[Dict[str, Any]]
     file_sha256: Optional[List[Dict[str, Any]]]
@@ -554,7 +566,9 @@ def verify(path: PathLike, *, values: bool = False, max_examples: int = 10, thre
            mmap: bool = True) -> VerifyReport:
     """Check a model's numbers (``minfer verify --json``): NaN and ±Inf in float tensors and in
     the scales of quantized blocks, all-zero tensors as warnings; with ``values`` every value of
-    every quantized (and f64) tensor converted and checked. ``manifest`` (a hash manifest) and
+    every quantized (and f64) tensor converted and checked; the vocabulary as llama.cpp loads it
+    (``vocabulary``: duplicate tokens, scores/token types of the wrong length, special ids, merges;
+    findings make the verdict ``"failed"``). ``manifest`` (a hash manifest) and
     ``file_sha256`` (the expected SHA-256 of each part file, in part order) fold the download
     checks into the same read.
 
@@ -660,7 +674,8 @@ def diff(a: PathLike, b: PathLike, *, values: bool = False, mmap: bool = True) -
 
     ``values``: for every listed tensor present in both with the same shape (any two types: a
     q4_0 against its f16 source), both are converted to f32 and compared in double: ``values`` =
-    ``{"count", "compared", "non_finite_mismatches", "max_abs_diff", "rmse", "cosine",
+    ``{"non_finite_mismatches", "first_non_finite_mismatch" ({"index", "a", "b"} or None), "count",
+    "compared", "max_abs_diff", "rmse", "cosine",
     "relative_error"}`` (B is the reference; ``None`` where undefined), or ``values_error`` =
     ``{"code", "message"}`` for a type that does not convert.
 

@@ -13,7 +13,19 @@ from enum import IntEnum
 __all__ = ["ValueType", "TensorType"]
 
 
-class ValueType(IntEnum):
+class _NamedIntEnum(IntEnum):
+    """An IntEnum whose ``str()`` and ``format()`` are the member's name (``Q4_K``), as people read
+    a type. IntEnum's own ``__str__`` is ``int.__str__`` since Python 3.11, so ``str(t.type)`` would
+    print ``12``; the value stays ``int(t)`` / ``t.value``."""
+
+    def __str__(self) -> str:
+        return self.name
+
+    def __format__(self, spec: str) -> str:
+        return format(self.name, spec)
+
+
+class ValueType(_NamedIntEnum):
     """A metadata value's type tag, as stored in the file."""
 
     UINT8 = 0
@@ -31,7 +43,7 @@ class ValueType(IntEnum):
     FLOAT64 = 12
 
 
-class TensorType(IntEnum):
+class TensorType(_NamedIntEnum):
     """A ggml tensor type id. Removed ids (Q4_2, Q4_3, Q4_0_4_4, …) are named so that they can be
     reported; a file holding one is refused with ``removed_tensor_type``."""
 

@@ -237,6 +237,18 @@ void bind_model(py::module_& m) {
 
     py::class_<tensor_map_object>(m, "TensorMap", "Tensors by name, in file order.")
         .def("__len__", [](const tensor_map_object& t) { return live(t.state).model.tensors().size(); })
+        .def("__getitem__", [](const tensor_map_object& t, const py::int_& i) {
+            // By position in file order, as gguf-py's reader.tensors[i] (a list): out of range is an
+            // IndexError, negative counts from the end. Registered before the by-name overload.
+            const auto tensors = live(t.state).model.tensors();
+            const auto n = static_cast<long long>(tensors.size());
+            int overflow = 0;
+            long long k = PyLong_AsLongLongAndOverflow(i.ptr(), &overflow);
+            if (k == -1 && PyErr_Occurred()) throw py::error_already_set();
+            if (overflow == 0 && k < 0) k += n;
+            if (overflow != 0 || k < 0 || k >= n) throw py::index_error("tensor index out of range");
+            return tensor_object{t.state, &tensors[static_cast<std::size_t>(k)]};
+        })
         .def("__getitem__", [](const tensor_map_object& t, py::handle name) {
             const gguf::tensor_ref* r = find_tensor(live(t.state), name);
             if (r == nullptr) {

@@ -56,6 +56,16 @@ std::string_view string_item(string_array_object& a, std::int64_t i) {
     return unwrap(a.index->at(static_cast<std::uint64_t>(i)));
 }
 
+// Any Python int as an index: one beyond int64 is out of range too (IndexError, as a list says, not
+// the TypeError of a failed conversion).
+std::int64_t index_of(const py::int_& i) {
+    int overflow = 0;
+    const long long v = PyLong_AsLongLongAndOverflow(i.ptr(), &overflow);
+    if (overflow != 0) throw py::index_error("string array index out of range");
+    if (v == -1 && PyErr_Occurred()) throw py::error_already_set();
+    return static_cast<std::int64_t>(v);
+}
+
 py::list string_list(string_array_object& a) {
     live(a.state);
     const auto n = static_cast<Py_ssize_t>(a.items.size());
@@ -199,7 +209,7 @@ void bind_values(py::module_& m) {
 
     py::class_<string_array_object>(m, "StringArray", "A string array of the metadata, read lazily.")
         .def("__len__", [](const string_array_object& a) { live(a.state); return a.items.size(); })
-        .def("__getitem__", [](string_array_object& a, std::int64_t i) { return file_text(string_item(a, i)); })
+        .def("__getitem__", [](string_array_object& a, const py::int_& i) { return file_text(string_item(a, index_of(i))); })
         .def("__getitem__", [](string_array_object& a, const py::slice& sl) {
             live(a.state);
             py::ssize_t start = 0, stop = 0, step = 0, length = 0;
@@ -212,8 +222,8 @@ void bind_values(py::module_& m) {
         })
         .def("__iter__", [](string_array_object& a) { return py::iter(string_list(a)); })
         .def("to_list", [](string_array_object& a) { return string_list(a); })
-        .def("bytes_at", [](string_array_object& a, std::int64_t i) {
-            const std::string_view s = string_item(a, i);
+        .def("bytes_at", [](string_array_object& a, const py::int_& i) {
+            const std::string_view s = string_item(a, index_of(i));
             return py::bytes(s.data(), s.size());
         }, py::arg("i"))
         .def("__repr__", [](const string_array_object& a) {

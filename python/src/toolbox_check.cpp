@@ -21,6 +21,7 @@
 #include "minfer/check/manifest.hpp"
 #include "minfer/check/model_hash.hpp"
 #include "minfer/check/value_check.hpp"
+#include "minfer/check/vocab_check.hpp"
 #include "minfer/compare/metadata_diff.hpp"
 #include "minfer/compare/tensor_diff.hpp"
 #include "minfer/estimate/estimate.hpp"
@@ -315,6 +316,23 @@ py::dict verify(const std::string& path, bool values, std::uint64_t max_examples
         }
     }
 
+    // The vocabulary as llama.cpp loads it (minfer verify's check, metadata only).
+    auto vocab = check::check_vocab(m.metadata());
+    if (!vocab) raise_error(vocab.error());
+    std::uint64_t vocab_findings = 0, vocab_warnings = 0;
+    py::list vocab_list;
+    for (const check::vocab_finding& f : *vocab) {
+        (f.warning ? vocab_warnings : vocab_findings) += 1;
+        py::dict d;
+        d["severity"] = f.warning ? "warning" : "finding";
+        d["problem"] = std::string(check::to_string(f.problem));
+        d["key"] = std::string(f.key);
+        d["index"] = f.index;
+        d["count"] = f.count;
+        d["what"] = text(f.what);
+        vocab_list.append(std::move(d));
+    }
+
     std::optional<gguf::error> failure;
     std::vector<check::tensor_verdict> verdicts;
     std::optional<check::model_digests> digests;
@@ -456,7 +474,7 @@ py::dict verify(const std::string& path, bool values, std::uint64_t max_examples
         }
         files_obj = files;
     }
-    const bool clean = findings == 0 && manifest_ok && files_ok;
+    const bool clean = findings == 0 && vocab_findings == 0 && manifest_ok && files_ok;
 
     py::dict r;
     r["file"] = text(path);
@@ -474,6 +492,9 @@ py::dict verify(const std::string& path, bool values, std::uint64_t max_examples
     r["tensors_with_findings"] = with_findings;
     r["warnings"] = warnings;
     r["max_examples"] = max_examples;
+    r["vocabulary_findings"] = vocab_findings;
+    r["vocabulary_warnings"] = vocab_warnings;
+    r["vocabulary"] = vocab_list;
     r["tensor_reports"] = reports;
     r["manifest"] = manifest_obj;
     r["file_sha256"] = files_obj;
@@ -575,9 +596,18 @@ py::dict diff(const std::string& a, const std::string& b, bool values, bool mmap
         if (d.values) {
             const value_compare& c = *d.values;
             py::dict v;
+            v["non_finite_mismatches"] = c.non_finite_mismatches();  // first, as minfer diff --json
+            if (const auto m = c.first_non_finite_mismatch()) {
+                py::dict f;
+                f["index"] = m->index;
+                f["a"] = static_cast<double>(m->a);
+                f["b"] = static_cast<double>(m->b);
+                v["first_non_finite_mismatch"] = f;
+            } else {
+                v["first_non_finite_mismatch"] = py::none();
+            }
             v["count"] = c.count();
             v["compared"] = c.compared();
-            v["non_finite_mismatches"] = c.non_finite_mismatches();
             v["max_abs_diff"] = c.max_abs_diff();
             v["rmse"] = c.rmse();
             v["cosine"] = optional_float(c.cosine());

@@ -371,3 +371,40 @@ def test_to_numpy_and_dequantize_into_a_callers_buffer(typed_model):
             t.to_numpy(np.float64, out=buf)
         with pytest.raises(minfer.RequestError):
             minfer.dequantize(bytes(36), minfer.TensorType.Q8_1, out=np.empty(32, np.float32))
+
+
+def test_str_of_a_type_is_its_name(typed_model):
+    path, _, _ = typed_model
+    with minfer.open(path) as m:
+        t = m.tensors["w.q8"]
+        assert str(t.type) == "Q8_0" and f"{t.type}" == "Q8_0" and f"{t.type:>6}" == "  Q8_0"
+        assert t.type == 8 and int(t.type) == 8 and t.type.value == 8
+        assert str(minfer.TensorType.F32) == "F32" and str(minfer.ValueType.UINT32) == "UINT32"
+        assert str(m.metadata.raw("t.u8").type) == "UINT8"
+
+
+def test_every_index_out_of_range_is_an_index_error(typed_model):
+    path, _, _ = typed_model
+    with minfer.open(path) as m:
+        n = len(m.tensors)
+        # Tensors by position in file order, as gguf-py's reader.tensors[i].
+        assert m.tensors[0].name == "w.f32" and m.tensors[-1].name == "w.q8" and m.tensors[n - 1].name == "w.q8"
+        assert m.tensors["w.f16"].name == m.tensors[1].name
+        s = m.metadata["a.str"]
+        arr = m.metadata["a.u32"]
+        for bad in (n, -n - 1, 2**63, 2**64, -(2**64)):
+            with pytest.raises(IndexError):
+                m.tensors[bad]
+        for bad in (4, -5, 2**63, 2**64, -(2**64)):
+            with pytest.raises(IndexError):
+                s[bad]
+            with pytest.raises(IndexError):
+                s.bytes_at(bad)
+        for bad in (2, -3, 2**64):
+            with pytest.raises(IndexError):
+                arr[bad]
+        for bad in (len(m.parts), 2**64):
+            with pytest.raises(IndexError):
+                m.parts[bad]
+        with pytest.raises(KeyError):
+            m.tensors["no.such"]

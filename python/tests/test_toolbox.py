@@ -1021,3 +1021,40 @@ def test_output_link_replaces_its_target(sample, tmp_path):
     write(target, b"old")
     toolbox.merge(first, link, overwrite=True)
     assert link.is_symlink() and target.read_bytes() == (tmp_path / "m.gguf").read_bytes()
+
+
+# ------------------------------------------------------------------ findings that tell the truth
+
+
+def test_verify_reports_a_vocabulary_llama_cpp_aborts_on(minfer_cli, tmp_path):
+    def model(name, tokens, extra=()):
+        kvs = [("general.architecture", gb.STRING, "llama"), ("tokenizer.ggml.model", gb.STRING, "llama"),
+               ("tokenizer.ggml.tokens", gb.ARRAY, (gb.STRING, tokens))] + list(extra)
+        return write(tmp_path / name, gb.gguf(kvs, [("a", [4], 0, np.arange(4, dtype="<f4").tobytes())]))
+
+    good = model("good.gguf", ["<s>", "</s>", "hi"])
+    r = toolbox.verify(good)
+    assert r["verdict"] == "clean" and r["vocabulary"] == [] and r["vocabulary_findings"] == 0
+    # A repeated token: llama.cpp's GGML_ASSERT(id_to_token.size() == token_to_id.size()) aborts.
+    dup = model("dup.gguf", ["<s>", "</s>", "hi", "</s>"],
+                [("tokenizer.ggml.scores", gb.ARRAY, (gb.F32, [0.0, 0.0])),
+                 ("tokenizer.ggml.eos_token_id", gb.U32, 9)])
+    r = toolbox.verify(dup)
+    assert r["verdict"] == "failed" and r["exit_code"] == 1
+    assert r["vocabulary_findings"] == 2 and r["vocabulary_warnings"] == 1
+    first, second, third = r["vocabulary"]
+    assert (first["problem"], first["key"], first["index"], first["severity"]) == \
+        ("duplicate_token", "tokenizer.ggml.tokens", 3, "finding")
+    assert (second["problem"], second["key"], second["index"]) == ("array_short", "tokenizer.ggml.scores", 2)
+    assert (third["problem"], third["severity"], third["index"]) == ("special_id_out_of_range", "warning", 9)
+    assert jsonish(r) == cli_json(minfer_cli, "verify", dup, "--json", check=1)
+
+
+def test_diff_values_lead_with_non_finite_mismatches(minfer_cli, tmp_path):
+    a = small_model(tmp_path, "a.gguf", tensors=[("a", [4], 0, np.array([1, np.nan, 3, 4], dtype="<f4").tobytes())])
+    b = small_model(tmp_path, "b.gguf", tensors=[("a", [4], 0, np.array([1, 2, 3, 4], dtype="<f4").tobytes())])
+    v = toolbox.diff(a, b, values=True)["tensors"][0]["values"]
+    assert list(v)[0] == "non_finite_mismatches" and v["non_finite_mismatches"] == 1
+    f = v["first_non_finite_mismatch"]
+    assert f["index"] == 1 and math.isnan(f["a"]) and f["b"] == 2.0
+    assert v["max_abs_diff"] == 0.0  # over the finite pairs only: why the mismatches come first

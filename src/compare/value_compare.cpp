@@ -14,7 +14,7 @@ void value_compare::add(std::span<const float> a, std::span<const float> b) noex
         const float y = b[i];
         if (!std::isfinite(x) || !std::isfinite(y)) {
             const bool same = (std::isnan(x) && std::isnan(y)) || (std::isinf(x) && x == y);
-            if (!same) ++non_finite_mismatches_;
+            if (!same && non_finite_mismatches_++ == 0) first_mismatch_ = non_finite_pair{count_ + i, x, y};
             continue;
         }
         const double dx = x;

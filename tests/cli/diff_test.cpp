@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "cli_support.hpp"
 
@@ -269,6 +270,41 @@ TEST(DiffCmd, ValuesOfQ8_0AgainstItsF32Source) {
     EXPECT_EQ(r.out.compare(r.out.find('\n', at) + 1, line.size(), line), 0) << r.out;
     EXPECT_TRUE(has_squeezed_line(r.out, "values: max |a-b| 1, rmse 1, cosine undefined, relative error undefined (32 values)"))
         << r.out;
+}
+
+// A NaN or Inf where the other model has a number must lead the values line: the measures see only
+// the finite pairs, and around one bad value they read "max |a-b| 0, rmse 0, cosine 1".
+TEST(DiffCmd, NonFiniteMismatchesComeFirst) {
+    const fs::path dir = temp_root() / "diff_nonfinite";
+    fs::create_directories(dir);
+    const std::array<std::int64_t, 1> n4{4};
+    const auto model = [&](const fs::path& p, const std::vector<float>& v, const std::vector<float>& all_bad) {
+        gguf::writer w;
+        w.set_string("general.architecture", "llama");
+        w.add_tensor("w", gguf::tensor_type::f32, n4, f32_bytes(v));
+        w.add_tensor("x", gguf::tensor_type::f32, n4, f32_bytes(all_bad));
+        must_write(w, p);
+    };
+    const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+    model(dir / "a.gguf", {1, nan, 3, 4}, {nan, nan, inf, inf});
+    model(dir / "b.gguf", {1, 2, 3, 4}, {1, 2, 3, 4});
+    const run_result r = run({"diff", (dir / "a.gguf").string(), (dir / "b.gguf").string(), "--values"});
+    EXPECT_EQ(r.rc, 1) << r.err;
+    const std::string lead = "      values: 1 NaN/Inf mismatch of 4 values (first: value 1, a = nan, b = 2); over the 3 "
+                             "finite pairs: max |a-b| 0, rmse 0, cosine ";
+    EXPECT_NE(r.out.find("\n" + lead), std::string::npos) << r.out;
+    EXPECT_TRUE(has_line(r.out, "      values: 4 NaN/Inf mismatches of 4 values (first: value 0, a = nan, b = 1); no "
+                                "pair of finite values to measure"))
+        << r.out;
+    const json j = diff_json({(dir / "a.gguf").string(), (dir / "b.gguf").string(), "--values"}, 1);
+    const json& v = entry(j["tensors"], "name", "w")["values"];
+    ASSERT_TRUE(v.is_object()) << j.dump();
+    EXPECT_EQ(v.begin().key(), "non_finite_mismatches");  // the first member
+    EXPECT_EQ(v["non_finite_mismatches"], 1);
+    ASSERT_TRUE(v.contains("first_non_finite_mismatch")) << v.dump();
+    EXPECT_EQ(v["first_non_finite_mismatch"]["index"], 1);
+    EXPECT_EQ(v["first_non_finite_mismatch"]["a"], "nan");
+    EXPECT_EQ(v["first_non_finite_mismatch"]["b"], 2.0);
 }
 
 TEST(DiffCmd, SplitSets) {

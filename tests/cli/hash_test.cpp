@@ -255,6 +255,30 @@ TEST(Hash, LineFormatByHand) {
     EXPECT_EQ(lines.back().substr(26), "  mixed.gguf");
 }
 
+// --all is upstream master's (xxh64, sha1, sha256: master has no xxh3, and uuid is never in it);
+// the xxh3 branch's --all (xxh64, xxh3, sha1, sha256) is --all --xxh3. Both, line by line in order.
+TEST(Hash, AllIsMastersAndAllXxh3IsTheBranchs) {
+    MINFER_NEED_FIXTURES();
+    const auto kinds_of = [](const std::string& out) {
+        std::vector<std::string> k;
+        for (const std::string& l : lines_of(out)) k.push_back(l.substr(0, l.find(' ')));
+        return k;
+    };
+    const run_result master = tool({"hash", "--all", "--no-layer", hx().mixed}, hx().dir);
+    ASSERT_EQ(master.rc, 0) << master.err;
+    EXPECT_EQ(kinds_of(master.out), (std::vector<std::string>{"xxh64", "sha1", "sha256"})) << master.out;
+    const run_result branch = tool({"hash", "--all", "--xxh3", "--no-layer", hx().mixed}, hx().dir);
+    ASSERT_EQ(branch.rc, 0) << branch.err;
+    EXPECT_EQ(kinds_of(branch.out), (std::vector<std::string>{"xxh64", "xxh3", "sha1", "sha256"})) << branch.out;
+    // Per tensor too: each tensor's lines in the branch's order, then the model's.
+    const run_result layers = tool({"hash", "--xxh3", "--all", hx().mixed}, hx().dir);
+    const auto k = kinds_of(layers.out);
+    ASSERT_GE(k.size(), 8u);
+    EXPECT_EQ(std::vector<std::string>(k.begin(), k.begin() + 4),
+              (std::vector<std::string>{"xxh64", "xxh3", "sha1", "sha256"}));
+    EXPECT_EQ(layers.out.find("uuid"), std::string::npos);
+}
+
 // ---- paths as typed, split sets and the merged model ------------------------------------------
 
 TEST(Hash, PathAsTypedDotSlash) {
@@ -411,9 +435,38 @@ TEST(HashFileSha256, ExpectUppercaseHexIsAccepted) {
     std::string hex = sum_of(hx().mixed);
     for (char& c : hex) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
     const run_result r = tool({"hash", "--expect", hex, hx().mixed}, hx().dir);
-    // sha256sum -c accepts either case; so should we. A usage error (2) would also be defensible,
-    // but never a wrong FAILED.
-    EXPECT_NE(r.rc, 1) << r.out << r.err;
+    // sha256sum -c accepts either case, and so does `verify --file-sha256`: the same forms here.
+    EXPECT_EQ(r.rc, 0) << r.out << r.err;
+    EXPECT_TRUE(has_line(r.out, "mixed.gguf: OK")) << r.out;
+    hex[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(hex[0])));  // mixed case
+    const run_result mixed = tool({"hash", "--expect", hex, hx().mixed}, hx().dir);
+    EXPECT_EQ(mixed.rc, 0) << mixed.out << mixed.err;
+    const run_result v = tool({"verify", hx().mixed, "--file-sha256", hex}, hx().dir);
+    EXPECT_NE(v.rc, 2) << v.err;  // (1: the model's own NaN findings)
+    EXPECT_NE(v.out.find("  mixed.gguf  ok\n"), std::string::npos) << v.out;
+    // Not hex: a usage error from both, in the same words.
+    hex[5] = 'g';
+    const run_result bad = tool({"hash", "--expect", hex, hx().mixed}, hx().dir);
+    EXPECT_EQ(bad.rc, 2);
+    EXPECT_NE(bad.err.find("character 6 is not a hexadecimal digit (a SHA-256 is 64 hexadecimal digits, either case)"),
+              std::string::npos)
+        << bad.err;
+    const run_result vbad = tool({"verify", hx().mixed, "--file-sha256", hex}, hx().dir);
+    EXPECT_EQ(vbad.rc, 2);
+    EXPECT_NE(vbad.err.find("character 6 is not a hexadecimal digit (a SHA-256 is 64 hexadecimal digits, either case)"),
+              std::string::npos)
+        << vbad.err;
+}
+
+TEST(HashFileSha256, ExpectCountIsWorded) {
+    MINFER_NEED_SPLIT();
+    const std::string hex = sum_of(hx().mixed);
+    const run_result one = tool({"hash", "--expect", hex, hx().split1}, hx().dir);
+    EXPECT_EQ(one.rc, 2);
+    EXPECT_NE(one.err.find("--expect was given 1 time; the model has 4 part files"), std::string::npos) << one.err;
+    const run_result two = tool({"hash", "--expect", hex, "--expect", hex, hx().mixed}, hx().dir);
+    EXPECT_EQ(two.rc, 2);
+    EXPECT_NE(two.err.find("--expect was given 2 times; the model has 1 part file:"), std::string::npos) << two.err;
 }
 
 TEST(HashFileSha256, ExpectWrong) {
@@ -603,7 +656,7 @@ TEST(HashCheck, MissingEntries) {
         return std::string(l.ends_with(":blk.0.attn_k.weight") ? "Not Found" : "Ok");
     });
     EXPECT_EQ(r.out, header(m, "sha256") + want + verdict(m, "Tensors Missing From Manifest"));
-    EXPECT_NE(r.err.find("1 of " + std::to_string(mixed_tensors().size()) + " tensors have no entry in " + m), std::string::npos)
+    EXPECT_NE(r.err.find("1 of " + std::to_string(mixed_tensors().size()) + " tensors has no entry in " + m), std::string::npos)
         << r.err;
 }
 

@@ -428,7 +428,7 @@ TEST(CliSplit, FailedSplitRemovesItsParts) {
     std::signal(SIGXFSZ, old_handler);
     EXPECT_EQ(r.rc, 3) << r.err;
     EXPECT_NE(r.err.find("Error: writing part 1 of 3: "), std::string::npos) << r.err;
-    EXPECT_NE(r.err.find("Removed the 2 part(s) this run had written."), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("Removed the 2 parts this run had written."), std::string::npos) << r.err;
     EXPECT_EQ(r.out, "");
     EXPECT_EQ(listing(d), (std::set<std::string>{"in.gguf"}));
 }
@@ -503,7 +503,8 @@ TEST(CliMerge, RoundTripIsByteIdentical) {
         const fs::path out = d / (leaf + ".merged.gguf");
         const auto r = run({"merge", parts[0].string(), out.string()});
         ASSERT_EQ(r.rc, 0) << r.err;
-        EXPECT_EQ(r.out, "Wrote " + out.string() + std::string(": 9 tensors from ").append(std::to_string(parts.size())) + " part(s), " +
+        EXPECT_EQ(r.out, "Wrote " + out.string() + std::string(": 9 tensors from ").append(std::to_string(parts.size())) +
+                             (parts.size() == 1 ? " part, " : " parts, ") +
                              std::to_string(fs::file_size(in)) + " bytes (" + mb_text(fs::file_size(in)) + ")\n");
         EXPECT_EQ(slurp(out), slurp(in)) << leaf;
     }
@@ -535,7 +536,7 @@ TEST(CliMerge, DryRunWritesNothing) {
     const auto before = listing(d);
     const auto r = run({"merge", part(d, "o", 0, 2), (d / "m.gguf").string(), "--dry-run"});
     ASSERT_EQ(r.rc, 0) << r.err;
-    EXPECT_EQ(r.out, "Would write " + (d / "m.gguf").string() + ": 4 tensors from 2 part(s), " +
+    EXPECT_EQ(r.out, "Would write " + (d / "m.gguf").string() + ": 4 tensors from 2 parts, " +
                          std::to_string(fs::file_size(in)) + " bytes (" + mb_text(fs::file_size(in)) + ")\n");
     EXPECT_EQ(listing(d), before);
 }

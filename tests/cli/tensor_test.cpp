@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include <sys/wait.h>
+
 #include "cli_support.hpp"
 #include "special_files.hpp"
 
@@ -412,6 +414,23 @@ TEST(TensorCmd, DumpThroughALinkReplacesItsTarget) {
     const std::vector<std::byte> want = le_bytes(q8_values());
     EXPECT_EQ(slurp(dir / "values.f32"), std::string(reinterpret_cast<const char*>(want.data()), want.size()));
     EXPECT_EQ(names_in(dir), (std::set<std::string>{"link", "values.f32"}));
+}
+
+// A write that fails mid-dump says what failed once ("cannot write the values", not "cannot cannot
+// ..."): the file-size limit (SIGXFSZ ignored, so write() returns EFBIG) stands in for a full disk.
+TEST(TensorCmd, DumpWriteErrorIsWordedOnce) {
+    const fs::path out = tf().dir / "limited.f32";
+    fs::remove(out);
+    const fs::path err = tf().dir / "limited.err";
+    const std::string cmd = "trap '' XFSZ; ulimit -f 1; exec '" + std::string(MINFER_EXE) + "' tensor '" +
+                            tf().model.string() + "' t.big --dump '" + out.string() + "' 2>'" + err.string() + "' >/dev/null";
+    const int rc = std::system(("sh -c \"" + cmd + "\"").c_str());
+    ASSERT_TRUE(WIFEXITED(rc)) << rc;
+    EXPECT_EQ(WEXITSTATUS(rc), 3);
+    const std::string text = slurp(err);
+    EXPECT_NE(text.find("cannot write the values"), std::string::npos) << text;
+    EXPECT_EQ(text.find("cannot cannot"), std::string::npos) << text;
+    EXPECT_FALSE(fs::exists(out));
 }
 
 TEST(TensorCmd, DumpAcrossChunksWithStats) {

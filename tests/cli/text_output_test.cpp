@@ -17,7 +17,7 @@ TEST(CliText, StartupLinesExactly) {
     ASSERT_GE(lines.size(), 4u);
     const std::uint64_t size = fs::file_size(f.model);
     EXPECT_EQ(lines[0], "Loading model: " + f.model.string());
-    EXPECT_EQ(lines[1], "File: " + std::to_string(size) + " bytes (" + mb_text(size) + ") in 1 part(s)");
+    EXPECT_EQ(lines[1], "File: " + std::to_string(size) + " bytes (" + mb_text(size) + ") in 1 part");
     EXPECT_EQ(lines[2], "GGUF: 18 KV, 4 tensors");
     EXPECT_EQ(lines[3], "version 3, alignment 32, data offset " + std::to_string(m->metadata().data_offset()));
 }
@@ -130,7 +130,7 @@ TEST(CliText, SplitSetIsOneModel) {
     ASSERT_EQ(r.rc, 0) << r.err;
     const auto lines = lines_of(r.out);
     ASSERT_GE(lines.size(), 3u);
-    EXPECT_EQ(lines[1], "File: " + std::to_string(total) + " bytes (" + mb_text(total) + ") in 3 part(s)");
+    EXPECT_EQ(lines[1], "File: " + std::to_string(total) + " bytes (" + mb_text(total) + ") in 3 parts");
     EXPECT_EQ(lines[2], "GGUF: 4 KV, 3 tensors");
     EXPECT_TRUE(has_squeezed_line(r.out, "name type shape bytes offset part"));
     auto m = gguf::model::open(f.split1);
@@ -175,7 +175,7 @@ TEST(CliText, SizesSayMiBAndMeanIt) {
     const std::uint64_t size = fs::file_size(text_model());
     ASSERT_GT(size, 3145728u);
     ASSERT_LT(size, 3145728u + 50000u);  // 3.0 MiB but 3.1 MB: the label must match the divisor
-    EXPECT_EQ(lines_of(r.out)[1], "File: " + std::to_string(size) + " bytes (3.0 MiB) in 1 part(s)");
+    EXPECT_EQ(lines_of(r.out)[1], "File: " + std::to_string(size) + " bytes (3.0 MiB) in 1 part");
 }
 
 TEST(CliText, FileTypeByName) {

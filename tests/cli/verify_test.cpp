@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <random>
 
 #include "cli_support.hpp"
@@ -506,6 +507,179 @@ TEST(CliVerify, RealFixtures) {
         EXPECT_EQ(r.rc, 1) << name;
         EXPECT_NE(r.err.find("Error: failed to parse GGUF: "), std::string::npos) << r.err;
     }
+}
+
+// A number out of range names the range as a person writes it, never DBL_MAX in 309 digits.
+TEST(CliVerify, RangeErrorsNameTheRange) {
+    const std::string m = vf().clean.string();
+    const struct {
+        std::vector<std::string> args;
+        std::string want;
+    } cases[] = {
+        {{"verify", m, "--threads", "-3"}, "--threads: '-3' is not a whole number from 0 to 4294967295"},
+        {{"verify", m, "--max-examples", "-1"}, "--max-examples: '-1' is not a whole number from 0 to 1000000"},
+        {{"verify", m, "--max-examples", "2000000"}, "'2000000' is not a whole number from 0 to 1000000"},
+        {{"hash", m, "--threads", "-3"}, "--threads: '-3' is not a whole number from 0 to 4294967295"},
+        {{"tensor", m, "n.f32", "--head", "-1"}, "--head: '-1' is not a whole number from 0 to 4294967295"},
+        {{"info", m, "--timeout", "0"}, "--timeout: '0' is not a number of seconds above 0"},
+        {{"info", m, "--timeout", "-1"}, "--timeout: '-1' is not a number of seconds above 0"},
+    };
+    for (const auto& c : cases) {
+        const auto r = run(c.args);
+        EXPECT_EQ(r.rc, 2) << c.args[2] << " " << c.args[3];
+        EXPECT_NE(r.err.find(c.want), std::string::npos) << r.err;
+        EXPECT_EQ(r.err.find("179769313486"), std::string::npos) << r.err;
+        EXPECT_EQ(r.err.find(".000000"), std::string::npos) << r.err;
+    }
+    EXPECT_EQ(run({"verify", m, "--threads", "2", "--max-examples", "0"}).rc, 0);
+}
+
+// ---- the vocabulary, as llama.cpp loads it (llama_vocab::impl::load) ----
+
+// A model with a small BPE vocabulary: tokens a, b, c, ab, abc; scores and token types for each; bos
+// 0, eos 1; merges "a b", "ab c". `change` alters it before it is written.
+fs::path vocab_model(const std::string& name, const std::function<void(gguf::writer&)>& change = {}) {
+    const fs::path p = temp_root() / "verify_vocab" / (name + ".gguf");
+    fs::create_directories(p.parent_path());
+    gguf::writer w;
+    w.set_string("general.architecture", "llama");
+    w.set_string("tokenizer.ggml.model", "gpt2");
+    const std::vector<std::string> tokens{"a", "b", "c", "ab", "abc"};
+    w.set_strings("tokenizer.ggml.tokens", std::span<const std::string>(tokens));
+    const std::vector<float> scores{0, -1, -2, -3, -4};
+    w.set_array("tokenizer.ggml.scores", gguf::value_type::f32, std::span<const float>(scores));
+    const std::vector<std::int32_t> types{1, 1, 1, 1, 1};
+    w.set_array("tokenizer.ggml.token_type", gguf::value_type::i32, std::span<const std::int32_t>(types));
+    w.set_u32("tokenizer.ggml.bos_token_id", 0);
+    w.set_u32("tokenizer.ggml.eos_token_id", 1);
+    const std::vector<std::string> merges{"a b", "ab c"};
+    w.set_strings("tokenizer.ggml.merges", std::span<const std::string>(merges));
+    const std::array<std::int64_t, 1> ne{4};
+    const std::vector<float> v{1, 2, 3, 4};
+    w.add_tensor("w", gguf::tensor_type::f32, ne, std::as_bytes(std::span<const float>(v)));
+    if (change) change(w);
+    must_write(w, p);
+    return p;
+}
+
+TEST(CliVerify, VocabularyAsLlamaCppLoadsItIsClean) {
+    const auto r = run({"verify", vocab_model("good").string()});
+    EXPECT_EQ(r.rc, 0) << r.out << r.err;
+    EXPECT_EQ(r.out, "verified: 1 tensor, 16 bytes: clean\n");
+}
+
+TEST(CliVerify, DuplicateTokenIsAFinding) {
+    // llama.cpp aborts on this file (GGML_ASSERT(id_to_token.size() == token_to_id.size())).
+    const fs::path p = vocab_model("dup", [](gguf::writer& w) {
+        const std::vector<std::string> tokens{"a", "b", "c", "b", "abc"};
+        w.set_strings("tokenizer.ggml.tokens", std::span<const std::string>(tokens));
+    });
+    const auto r = run({"verify", p.string()});
+    EXPECT_EQ(r.rc, 1) << r.out << r.err;
+    EXPECT_TRUE(has_line(r.out, "vocabulary: tokenizer.ggml.tokens: token 3 repeats token 1 ('b'): llama.cpp aborts "
+                                "loading the vocabulary (GGML_ASSERT id_to_token.size() == token_to_id.size())"))
+        << r.out;
+    EXPECT_EQ(last_line(r.out), "verified: 1 tensor, 16 bytes: 1 vocabulary finding (1 warning)") << r.out;
+    const json j = json::parse(run({"verify", p.string(), "--json"}).out);
+    EXPECT_EQ(j["verdict"], "failed");
+    EXPECT_EQ(j["exit_code"], 1);
+    ASSERT_TRUE(j.contains("vocabulary_findings") && j.contains("vocabulary")) << j.dump();
+    EXPECT_EQ(j["vocabulary_findings"], 1);
+    ASSERT_GE(j["vocabulary"].size(), 1u);
+    EXPECT_EQ(j["vocabulary"][0]["problem"], "duplicate_token");
+    EXPECT_EQ(j["vocabulary"][0]["severity"], "finding");
+    EXPECT_EQ(j["vocabulary"][0]["key"], "tokenizer.ggml.tokens");
+    EXPECT_EQ(j["vocabulary"][0]["index"], 3);
+
+    // An empty token is "[EMPTY_<i>]" to llama.cpp: a literal token of that text collides with it.
+    const fs::path e = vocab_model("empty", [](gguf::writer& w) {
+        const std::vector<std::string> tokens{"a", "", "c", "[EMPTY_1]", "abc"};
+        w.set_strings("tokenizer.ggml.tokens", std::span<const std::string>(tokens));
+    });
+    const auto re = run({"verify", e.string()});
+    EXPECT_EQ(re.rc, 1) << re.out;
+    EXPECT_NE(re.out.find("token 3 repeats token 1 ('[EMPTY_1]')"), std::string::npos) << re.out;
+    EXPECT_TRUE(has_line(re.out, "warning: vocabulary: tokenizer.ggml.tokens: token 1 is empty: llama.cpp loads it "
+                                 "as \"[EMPTY_1]\""))
+        << re.out;
+}
+
+TEST(CliVerify, ScoresAndTokenTypesOfTheWrongLength) {
+    // Shorter: llama.cpp throws "Index out of array bounds" (a finding); longer: it reads what it
+    // needs (a warning).
+    const fs::path s = vocab_model("scores_short", [](gguf::writer& w) {
+        const std::vector<float> scores{0, -1, -2};
+        w.set_array("tokenizer.ggml.scores", gguf::value_type::f32, std::span<const float>(scores));
+    });
+    const auto rs = run({"verify", s.string()});
+    EXPECT_EQ(rs.rc, 1) << rs.out;
+    EXPECT_TRUE(has_line(rs.out, "vocabulary: tokenizer.ggml.scores: has 3 scores for 5 tokens: token 3 has none, and "
+                                 "llama.cpp refuses the model (Index out of array bounds)"))
+        << rs.out;
+    const fs::path t = vocab_model("types_short", [](gguf::writer& w) {
+        const std::vector<std::int32_t> types{1, 1, 1, 1};
+        w.set_array("tokenizer.ggml.token_type", gguf::value_type::i32, std::span<const std::int32_t>(types));
+    });
+    const auto rt = run({"verify", t.string(), "--json"});
+    EXPECT_EQ(rt.rc, 1) << rt.out;
+    const json j = json::parse(rt.out);
+    ASSERT_TRUE(j.contains("vocabulary")) << rt.out;
+    ASSERT_GE(j["vocabulary"].size(), 1u) << rt.out;
+    EXPECT_EQ(j["vocabulary"][0]["problem"], "array_short");
+    EXPECT_EQ(j["vocabulary"][0]["key"], "tokenizer.ggml.token_type");
+    EXPECT_EQ(j["vocabulary"][0]["index"], 4);
+    const fs::path n = vocab_model("types_u8", [](gguf::writer& w) {
+        const std::vector<std::uint8_t> types{1, 1, 1, 1, 1};
+        w.set_array("tokenizer.ggml.token_type", gguf::value_type::u8, std::span<const std::uint8_t>(types));
+    });
+    EXPECT_EQ(run({"verify", n.string()}).rc, 1);  // read as 4-byte ints: past the array
+    const fs::path l = vocab_model("scores_long", [](gguf::writer& w) {
+        const std::vector<float> scores{0, -1, -2, -3, -4, -5};
+        w.set_array("tokenizer.ggml.scores", gguf::value_type::f32, std::span<const float>(scores));
+    });
+    const auto rl = run({"verify", l.string()});
+    EXPECT_EQ(rl.rc, 0) << rl.out;
+    EXPECT_TRUE(has_line(rl.out, "warning: vocabulary: tokenizer.ggml.scores: has 6 scores for 5 tokens: llama.cpp "
+                                 "ignores those from index 5 on"))
+        << rl.out;
+    EXPECT_EQ(last_line(rl.out), "verified: 1 tensor, 16 bytes: clean (1 warning)");
+}
+
+TEST(CliVerify, SpecialTokenIds) {
+    // Out of range: llama.cpp logs "bad special token" and keeps its default id (a warning).
+    const fs::path o = vocab_model("eos_out", [](gguf::writer& w) { w.set_u32("tokenizer.ggml.eos_token_id", 5); });
+    const auto ro = run({"verify", o.string()});
+    EXPECT_EQ(ro.rc, 0) << ro.out;
+    EXPECT_TRUE(has_line(ro.out, "warning: vocabulary: tokenizer.ggml.eos_token_id: is 5, not below the vocabulary's "
+                                 "5 tokens: llama.cpp ignores it (bad special token) and uses its default id"))
+        << ro.out;
+    // Not a u32: its loader throws "key has wrong type" (a finding).
+    const fs::path t = vocab_model("bos_i32", [](gguf::writer& w) { w.set_i32("tokenizer.ggml.bos_token_id", 0); });
+    const auto rt = run({"verify", t.string()});
+    EXPECT_EQ(rt.rc, 1) << rt.out;
+    EXPECT_TRUE(has_line(rt.out, "vocabulary: tokenizer.ggml.bos_token_id: is of type i32: llama.cpp reads it as "
+                                 "u32 and refuses the model (key has wrong type)"))
+        << rt.out;
+}
+
+TEST(CliVerify, MergesNamingAbsentTokens) {
+    const fs::path p = vocab_model("merges", [](gguf::writer& w) {
+        const std::vector<std::string> merges{"a b", "ab c", "b zz", "q r", "abc"};
+        w.set_strings("tokenizer.ggml.merges", std::span<const std::string>(merges));
+    });
+    const auto r = run({"verify", p.string(), "--json"});
+    EXPECT_EQ(r.rc, 0) << r.out;  // llama.cpp loads it; such merges never apply
+    const json j = json::parse(r.out);
+    ASSERT_TRUE(j.contains("vocabulary")) << r.out;
+    ASSERT_EQ(j["vocabulary"].size(), 2u) << r.out;
+    EXPECT_EQ(j["vocabulary"][0]["problem"], "merge_without_space");
+    EXPECT_EQ(j["vocabulary"][0]["index"], 4);
+    EXPECT_EQ(j["vocabulary"][1]["problem"], "merge_part_absent");
+    EXPECT_EQ(j["vocabulary"][1]["severity"], "warning");
+    EXPECT_EQ(j["vocabulary"][1]["index"], 2);
+    EXPECT_EQ(j["vocabulary"][1]["count"], 2);
+    EXPECT_EQ(j["vocabulary"][1]["what"], "merge 2 names 'zz', which is not a token (2 merges name absent tokens): it "
+                                          "can never produce a token");
 }
 
 }  // namespace

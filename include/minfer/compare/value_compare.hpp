@@ -11,6 +11,12 @@
 
 namespace minfer::compare {
 
+/// The first pair that is a NaN/Inf mismatch: its position among the pairs added, and both values.
+struct non_finite_pair {
+    std::uint64_t index = 0;
+    float a = 0, b = 0;
+};
+
 class value_compare {
 public:
     /// Add pairs a[i], b[i] (same length).
@@ -19,6 +25,9 @@ public:
     std::uint64_t count() const noexcept { return count_; }        ///< pairs added
     std::uint64_t compared() const noexcept { return compared_; }  ///< pairs of finite values
     std::uint64_t non_finite_mismatches() const noexcept { return non_finite_mismatches_; }
+    /// The first NaN/Inf mismatch (nullopt when there is none): what a report leads with, since
+    /// the measures below see only the finite pairs and can read "identical" around it.
+    std::optional<non_finite_pair> first_non_finite_mismatch() const noexcept { return first_mismatch_; }
     /// max |a - b| over the finite pairs (0 when none).
     double max_abs_diff() const noexcept { return max_abs_diff_; }
     /// sqrt(mean((a - b)^2)) over the finite pairs (0 when none).
@@ -31,6 +40,7 @@ public:
 private:
     std::uint64_t count_ = 0, compared_ = 0, non_finite_mismatches_ = 0;
     double max_abs_diff_ = 0.0;
+    std::optional<non_finite_pair> first_mismatch_;
     double sum_d2_ = 0.0, dot_ = 0.0, sum_a2_ = 0.0, sum_b2_ = 0.0;
 };
 
