@@ -44,7 +44,8 @@ void add_remote_options(CLI::App& sub, remote_args& args) {
                    "For a URL: the most bytes fetched over all parts (SIZE: bytes, K/M/G or KiB/MiB/GiB; default 64MiB)")
         ->type_name("SIZE");
     sub.add_option("--timeout", args.timeout,
-                   "For a URL: the seconds one request may take, and the longest wait for a byte (default 120 and 20)")
+                   "For a URL: the most seconds the whole command may take, every request and retry included "
+                   "(default 60); a request with no byte for 20 s ends sooner")
         ->type_name("SECONDS")
         ->check(positive_seconds());
     sub.add_flag("--stats", args.stats,
@@ -64,12 +65,7 @@ gguf::result<gguf::model> open_model_at(const std::string& location, bool no_mma
     if (!is_url(location)) return open_local(location, no_mmap);
     auto url = remote::resolve(location);
     if (!url) return gguf::unexpected(std::move(url).error());
-    if (args.timeout > 0) {
-        const long t = static_cast<long>(std::ceil(std::min(args.timeout, 1e6)));
-        fo.total_timeout_s = t;
-        fo.stall_timeout_s = std::min(fo.stall_timeout_s, t);
-        fo.connect_timeout_s = std::min(fo.connect_timeout_s, t);
-    }
+    if (args.timeout > 0) fo.timeout_s = args.timeout;  // the whole command's, from when its opener is made
     if (remote::is_hub(*url)) {
         if (const char* token = std::getenv("HF_TOKEN"); token != nullptr) fo.bearer_token = token;
     }

@@ -16,7 +16,7 @@ gguf::result<gguf::model> open_model(const std::string& path, bool no_mmap);
 /// The options of the commands that read only metadata and so accept URLs (info, estimate).
 struct remote_args {
     std::string max_fetch;  ///< --max-fetch SIZE (size_arg syntax); empty: 64 MiB
-    double timeout = 0;     ///< --timeout SECONDS for each request (and the stall limit); 0: the defaults
+    double timeout = 0;     ///< --timeout SECONDS: the whole command's deadline; 0: the default (60 s)
     bool stats = false;     ///< --stats: print the fetched-bytes line even when stderr is not a terminal
 };
 

@@ -22,8 +22,8 @@ def open(
     the head is fetched, by range requests; tensor data is then not available).
 
     ``mmap=False`` reads the files into memory instead of mapping them (immune to a file shrinking
-    while it is read). ``max_fetch`` (bytes, default 64 MiB) and ``timeout`` (seconds) apply to
-    URLs only. Raises InvalidFileError, GGUFIOError (minfer.errors)."""
+    while it is read). ``max_fetch`` (bytes, default 64 MiB) and ``timeout`` (seconds for the whole
+    open, every request and retry included, default 60) apply to URLs only. Raises InvalidFileError, GGUFIOError (minfer.errors)."""
 
 class Model:
     """A verified model. A context manager; close() releases it. Views taken from it (numpy arrays

@@ -625,7 +625,7 @@ def estimate(path_or_url: PathLike, *, ctx: Optional[int] = None, batch: int = 2
 
     ``path_or_url``: a file, part 1 of a set, or a URL (``http(s)://``, ``hf://OWNER/REPO/FILE``:
     only the head is fetched; ``max_fetch`` bytes at most (int or size text, default 64 MiB),
-    ``timeout`` seconds per request; ``$HF_TOKEN`` is sent to the Hub only).
+    ``timeout`` seconds for the whole fetch, every request and retry included, default 60; ``$HF_TOKEN`` is sent to the Hub only).
     ``ctx`` (default: the model's training context), ``batch``, ``ubatch`` (at most ``batch``),
     ``cache_type_k``/``cache_type_v`` (f32, f16, bf16, q8_0, q4_0, q4_1, iq4_nl, q5_0, q5_1),
     ``parallel`` (1 to 256 sequences), ``flash_attn`` (``"auto"``, ``"on"``, ``"off"``) as llama.cpp's

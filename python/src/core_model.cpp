@@ -48,10 +48,7 @@ model_object open_model(py::handle path, bool mmap, std::optional<std::uint64_t>
         if (max_fetch) fo.max_fetch = *max_fetch;
         if (timeout) {
             if (!(*timeout > 0)) throw py::value_error("timeout must be a positive number of seconds");
-            const long t = static_cast<long>(std::ceil(std::min(*timeout, 1e6)));
-            fo.total_timeout_s = t;
-            fo.stall_timeout_s = std::min(fo.stall_timeout_s, t);
-            fo.connect_timeout_s = std::min(fo.connect_timeout_s, t);
+            fo.timeout_s = *timeout;  // the whole open's deadline, every request and retry included
         }
         if (remote::is_hub(url)) {
             if (const char* token = std::getenv("HF_TOKEN"); token != nullptr) fo.bearer_token = token;

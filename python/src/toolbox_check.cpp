@@ -649,10 +649,7 @@ gguf::model open_at(const std::string& location, std::optional<std::uint64_t> ma
     auto url = remote::resolve(location);
     if (!url) raise_error(url.error());
     if (timeout && *timeout > 0) {
-        const long t = static_cast<long>(std::ceil(std::min(*timeout, 1e6)));
-        fo.total_timeout_s = t;
-        fo.stall_timeout_s = std::min(fo.stall_timeout_s, t);
-        fo.connect_timeout_s = std::min(fo.connect_timeout_s, t);
+        fo.timeout_s = *timeout;  // the whole open's deadline, every request and retry included
     }
     if (remote::is_hub(*url))
         if (const char* token = std::getenv("HF_TOKEN"); token != nullptr) fo.bearer_token = token;

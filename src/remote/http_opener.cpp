@@ -13,6 +13,7 @@
 namespace minfer::remote {
 
 http_opener::http_opener(fetch_options options) : options_(std::move(options)), budget_(options_.max_fetch) {
+    options_.deadline = options_.deadline_from_now();  // one deadline for the entry and every part
     global_init();  // before any thread starts a transfer
 }
 
@@ -42,7 +43,11 @@ gguf::result<std::unique_ptr<gguf::byte_source>> http_opener::open(const std::st
 gguf::head_options http_opener::head(const gguf::limits& caps) const {
     gguf::head_options o;
     o.caps = caps;
-    o.first_read = options_.first_read;
+    // The first range never asks more than the budget (a budget of 100K reads a 14K head in one
+    // range), and a head needing more than the budget is refused naming what it needs, not the
+    // first range's size.
+    o.first_read = std::min(options_.first_read, options_.max_fetch);
+    o.max_read = options_.max_fetch;
     return o;
 }
 
@@ -51,7 +56,8 @@ std::vector<gguf::result<gguf::fetched_head>> http_opener::fetch_heads(std::span
     std::vector<gguf::result<gguf::fetched_head>> out;
     try {
         gguf::head_options ho = options;
-        ho.first_read = options_.first_read;
+        ho.first_read = std::min(options_.first_read, options_.max_fetch);
+        ho.max_read = std::min(ho.max_read, options_.max_fetch);
         std::vector<std::optional<gguf::result<gguf::fetched_head>>> slots(locations.size());
         std::atomic<std::size_t> next{0};
         // Set by the first failure: no later location is started (a part 1 claiming 65,535 parts

@@ -3,6 +3,8 @@
 #include "minfer/remote/http_source.hpp"
 
 #include <chrono>
+#include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <mutex>
 #include <new>
@@ -39,6 +41,16 @@ using gguf::errc;
 using gguf::error;
 
 std::string num(std::uint64_t v) { return std::to_string(v); }
+
+// "the 60 s deadline (--timeout)": what a message names when the command's time is up.
+std::string deadline_text(double seconds) {
+    char b[64];
+    if (seconds == std::floor(seconds) && seconds < 1e15)
+        std::snprintf(b, sizeof b, "%.0f", seconds);
+    else
+        std::snprintf(b, sizeof b, "%g", seconds);
+    return std::string("the ") + b + " s deadline (--timeout)";
+}
 
 error make_error(errc code, const std::string& url, std::string detail, std::uint64_t found = 0) {
     error e;
@@ -196,7 +208,9 @@ bool transient_curl(CURLcode c) noexcept {
 class http_source final : public gguf::byte_source {
 public:
     http_source(std::string url, const fetch_options& options, fetch_budget& budget, part_stats& stats)
-        : url_(std::move(url)), options_(options), budget_(budget), stats_(stats) {}
+        : url_(std::move(url)), options_(options), budget_(budget), stats_(stats) {
+        options_.deadline = options_.deadline_from_now();  // the opener's, or now + timeout_s when alone
+    }
     ~http_source() override {
         if (curl_) curl_easy_cleanup(curl_);
         if (headers_) curl_slist_free_all(headers_);
@@ -255,7 +269,12 @@ private:
         cap_ = n;
     }
 
-    void setup(transfer& t, const std::string& range) {
+    // Milliseconds until the deadline (≤ 0: it has passed).
+    long long left_ms() const noexcept {
+        return std::chrono::duration_cast<std::chrono::milliseconds>(options_.deadline - std::chrono::steady_clock::now()).count();
+    }
+
+    void setup(transfer& t, const std::string& range, long long left) {
         curl_easy_reset(curl_);
         curl_easy_setopt(curl_, CURLOPT_URL, url_.c_str());
         curl_easy_setopt(curl_, CURLOPT_RANGE, range.c_str());
@@ -263,8 +282,12 @@ private:
         curl_easy_setopt(curl_, CURLOPT_MAXREDIRS, options_.max_redirects);
         curl_easy_setopt(curl_, CURLOPT_PROTOCOLS_STR, "http,https");
         curl_easy_setopt(curl_, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
-        curl_easy_setopt(curl_, CURLOPT_CONNECTTIMEOUT, options_.connect_timeout_s);
-        curl_easy_setopt(curl_, CURLOPT_TIMEOUT, options_.total_timeout_s);
+        // The request may take what is left of the command's time, and no more: the deadline holds
+        // over all requests and retries. The stall limit below still ends a dead transfer sooner.
+        const long left_l = static_cast<long>(std::clamp<long long>(left, 1, 0x7fffffff));
+        curl_easy_setopt(curl_, CURLOPT_TIMEOUT_MS, left_l);
+        curl_easy_setopt(curl_, CURLOPT_CONNECTTIMEOUT_MS,
+                         std::min<long>(left_l, static_cast<long>(std::min<long long>(options_.connect_timeout_s, 2000000) * 1000)));
         curl_easy_setopt(curl_, CURLOPT_LOW_SPEED_LIMIT, 1L);
         curl_easy_setopt(curl_, CURLOPT_LOW_SPEED_TIME, options_.stall_timeout_s);
         curl_easy_setopt(curl_, CURLOPT_NOSIGNAL, 1L);
@@ -284,11 +307,11 @@ private:
     }
 
     // One attempt: the outcome, and whether it is worth another attempt.
-    gguf::result<void> attempt(transfer& t, bool& retry) {
+    gguf::result<void> attempt(transfer& t, bool& retry, long long left) {
         retry = false;
         errbuf_[0] = '\0';
         const std::string range = std::to_string(t.first) + "-" + std::to_string(t.last);
-        setup(t, range);
+        setup(t, range, left);
         ++stats_.requests;
         const CURLcode rc = curl_easy_perform(curl_);
         if (t.failure) {
@@ -299,6 +322,13 @@ private:
         if (rc != CURLE_OK) {
             std::string why = errbuf_[0] != '\0' ? std::string(errbuf_) : std::string(curl_easy_strerror(rc));
             if (rc == CURLE_TOO_MANY_REDIRECTS) why += " (a redirect loop, or more than the limit)";
+            // curl's timer is the deadline's (CURLOPT_TIMEOUT_MS = the time left): the command's time
+            // is up, not a stall worth another attempt. A little slack for the clocks' granularity.
+            if (rc == CURLE_OPERATION_TIMEDOUT && left_ms() <= 50)
+                return gguf::unexpected(make_error(errc::transfer_failed, url_,
+                                                   "no complete answer within " + deadline_text(options_.timeout_s) + " (" +
+                                                       gguf::escape(why, '"') + ")",
+                                                   static_cast<std::uint64_t>(rc)));
             retry = transient_curl(rc);
             return gguf::unexpected(make_error(errc::transfer_failed, url_, gguf::escape(why, '"'), static_cast<std::uint64_t>(rc)));
         }
@@ -338,6 +368,10 @@ private:
         if (len > budget_.left()) return gguf::unexpected(over_budget(len));
         ensure_room(have_ + len);
         for (int k = 0;; ++k) {
+            const long long left = left_ms();
+            if (left <= 0)  // a request never starts after the deadline (a later part, a retry)
+                return gguf::unexpected(make_error(errc::transfer_failed, url_,
+                                                   "not started: " + deadline_text(options_.timeout_s) + " has passed"));
             if (!budget_.reserve(len)) return gguf::unexpected(over_budget(len));
             transfer t;
             t.curl = curl_;
@@ -349,7 +383,7 @@ private:
             t.dest = buf_.get() + have_;
             t.stats = &stats_;
             bool retry = false;
-            auto r = attempt(t, retry);
+            auto r = attempt(t, retry, left);
             budget_.release(len - std::min(len, t.received));
             if (r) {
                 if (first_request) size_ = t.total;
@@ -357,7 +391,14 @@ private:
                 return {};
             }
             if (!retry || k >= options_.retries) return r;
-            std::this_thread::sleep_for(std::chrono::milliseconds(options_.retry_backoff_ms * (k + 1)));
+            // the wait before the retry, and the retry itself, only while time is left
+            const long long wait = std::min<long long>(options_.retry_backoff_ms * (k + 1), std::max(0LL, left_ms()));
+            std::this_thread::sleep_for(std::chrono::milliseconds(wait));
+            if (left_ms() <= 0) {
+                error e = std::move(r).error();
+                e.detail += std::string(e.detail.empty() ? "" : "; ") + "no time left to retry within " + deadline_text(options_.timeout_s);
+                return gguf::unexpected(std::move(e));
+            }
         }
     }
 

@@ -41,7 +41,7 @@ remote::fetch_options quick_options() {
     o.first_read = 256;
     o.connect_timeout_s = 2;
     o.stall_timeout_s = 1;
-    o.total_timeout_s = 4;
+    o.timeout_s = 4;
     o.retries = 0;
     o.retry_backoff_ms = 50;
     return o;
@@ -229,7 +229,7 @@ TEST(HttpSource, ASlowServerEndsAtTheTotalTimeout) {
         }
     });
     auto opt = quick_options();
-    opt.total_timeout_s = 1;
+    opt.timeout_s = 1;
     const auto t0 = std::chrono::steady_clock::now();
     opened o(srv.url("/m.gguf"), opt);
     ASSERT_FALSE(o.src);

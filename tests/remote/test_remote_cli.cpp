@@ -4,6 +4,7 @@
 // model, parts fetched in parallel, the commands that refuse URLs, the options' errors.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -474,3 +475,113 @@ TEST(RemoteCli, OptionErrors) {
 }
 
 }  // namespace
+
+// --timeout is the whole command's time, not each request's: a server that never answers, one that
+// trickles a byte a second, one that answers 503 twice and then trickles, and a split set whose
+// every answer is slow all end within the deadline (it was the timeout per attempt, times 3
+// attempts, and per part), with exit 3 and a message naming the deadline.
+namespace deadline {
+
+// Wait up to `d`, returning early when the server stops (its destructor then joins quickly).
+void nap(connection& c, std::chrono::milliseconds d) {
+    for (auto t = 0ms; t < d && !c.stopping(); t += 20ms) std::this_thread::sleep_for(20ms);
+}
+
+// 206 headers, then one byte a second: never a stall (1 byte/s), never done.
+void trickle(connection& c) {
+    if (!c.send(answer_head("206 Partial Content", {"Content-Range: bytes 0-262143/1000000", "Content-Length: 262144"})))
+        return;
+    while (!c.stopping() && c.send("x")) nap(c, 1000ms);
+}
+
+struct timed {
+    outcome r;
+    long long ms;
+};
+
+timed run_timed(const std::vector<std::string>& args) {
+    const auto t0 = std::chrono::steady_clock::now();
+    outcome r = run_minfer(args);
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
+    return {std::move(r), ms};
+}
+
+void expect_deadline(const timed& t, long long within_ms) {
+    EXPECT_EQ(t.r.rc, 3) << t.r.err;
+    EXPECT_LT(t.ms, within_ms) << t.r.err;
+    EXPECT_NE(t.r.err.find("transfer_failed"), std::string::npos) << t.r.err;
+    EXPECT_NE(t.r.err.find("within the 2 s deadline (--timeout)"), std::string::npos) << t.r.err;
+}
+
+}  // namespace deadline
+
+TEST(RemoteCliDeadline, AServerThatNeverAnswersEndsAtTheDeadline) {
+    loopback_server srv([](const http_request&, connection& c) { c.hold(); });
+    const auto t = deadline::run_timed({"info", srv.url("/m.gguf"), "--timeout", "2"});
+    deadline::expect_deadline(t, 3500);
+    std::printf("silent server, --timeout 2: %lld ms, %d requests\n", t.ms, srv.requests());
+}
+
+TEST(RemoteCliDeadline, AServerThatTricklesEndsAtTheDeadline) {
+    loopback_server srv([](const http_request&, connection& c) { deadline::trickle(c); });
+    const auto t = deadline::run_timed({"info", srv.url("/m.gguf"), "--timeout", "2"});
+    deadline::expect_deadline(t, 3500);
+    std::printf("a byte a second, --timeout 2: %lld ms, %d requests\n", t.ms, srv.requests());
+}
+
+TEST(RemoteCliDeadline, RetriesStayWithinTheDeadline) {
+    std::atomic<int> n{0};
+    loopback_server srv([&](const http_request&, connection& c) {
+        // two slow 503s (retried after 200 and 400 ms), then a trickle: 1.6 s of 503s and waits, the
+        // trickle the 0.4 s left (each attempt with its own 2 s, it took 3.6 s at least)
+        if (n++ < 2) {
+            deadline::nap(c, 500ms);
+            c.send(answer_head("503 Service Unavailable", {"Content-Length: 0"}));
+            return;
+        }
+        deadline::trickle(c);
+    });
+    const auto t = deadline::run_timed({"info", srv.url("/m.gguf"), "--timeout", "2"});
+    deadline::expect_deadline(t, 3500);
+    EXPECT_EQ(srv.requests(), 3);
+    std::printf("503, 503, then a byte a second, --timeout 2: %lld ms, %d requests\n", t.ms, srv.requests());
+}
+
+TEST(RemoteCliDeadline, ASplitSetSharesOneDeadline) {
+    // every answer takes 1.2 s: the entry's is in time, the parts' (in parallel) are not
+    loopback_server srv([](const http_request& rq, connection& c) {
+        deadline::nap(c, 1200ms);
+        if (!c.stopping()) serve_tree(rq, c);
+    });
+    const auto t = deadline::run_timed({"info", srv.url("/tmp/split/sample-00001-of-00004.gguf"), "--timeout", "2"});
+    deadline::expect_deadline(t, 3500);
+    std::printf("split set, 1.2 s per answer, --timeout 2: %lld ms, %d requests\n", t.ms, srv.requests());
+}
+
+// --max-fetch is any budget at least the head's size: the first range is cut to the budget (a
+// 100K budget was refused on the sample model's 13,664-byte head, "need at least 134240", because
+// the first range asked was the 256 KiB default cut to the file's size).
+TEST(RemoteCli, AMaxFetchAboveTheHeadIsEnough) {
+    loopback_server srv(serve_tree);
+    const std::string url = srv.url("/tmp/sample.gguf");
+    ASSERT_LT(fx_files().data_offset, 100u * 1000);
+    outcome r = run_minfer({"info", url, "--max-fetch", "100K", "--no-tensors", "--stats"});
+    EXPECT_EQ(r.rc, 0) << r.err;
+    const auto stats = stats_line(r.err);
+    ASSERT_TRUE(stats) << r.err;
+    EXPECT_LE(stats->bytes, 100u * 1000);
+    // the budget exactly the head: enough
+    r = run_minfer({"info", url, "--max-fetch", std::to_string(fx_files().data_offset), "--no-tensors"});
+    EXPECT_EQ(r.rc, 0) << r.err;
+    // a budget below the head: refused, naming what the head needs (more than the budget, at
+    // most the head), not the size of the first range
+    r = run_minfer({"info", url, "--max-fetch", "1K", "--no-tensors"});
+    EXPECT_EQ(r.rc, 3) << r.err;
+    EXPECT_NE(r.err.find("fetch_budget_exceeded"), std::string::npos) << r.err;
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(r.err, m, std::regex("need at least ([0-9]+) bytes, more than the fetch budget of 1000")))
+        << r.err;
+    const std::uint64_t need = std::stoull(m[1]);
+    EXPECT_GT(need, 1000u) << r.err;
+    EXPECT_LE(need, fx_files().data_offset) << r.err;
+}
