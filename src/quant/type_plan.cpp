@@ -322,9 +322,13 @@ result<tt> fallback(state& s, const tensor_fact& x, tt t, tensor_choice& c, std:
         case tt::q4_k: r = tt::q5_0; break;
         case tt::q5_k: r = tt::q5_1; break;
         case tt::q6_k: r = tt::q8_0; break;
+        // The 32-block types have nothing smaller than themselves: f16 (learned from the reference
+        // build, whose table has these rows; newer llama.cpp sources stop here instead).
+        case tt::q4_0: case tt::q4_1: case tt::q5_0: case tt::q5_1: case tt::q8_0: case tt::q8_1:
+        case tt::iq4_nl: case tt::mxfp4: r = tt::f16; break;
         default:
             return unexpected(plan_error(errc::not_block_multiple, x.name,
-                                         "no fallback type for " + std::string(gguf::to_string(t)),
+                                         std::string(gguf::to_string(t)),
                                          static_cast<std::uint64_t>(block_of(t)), static_cast<std::uint64_t>(cols)));
     }
     if (cols % block_of(r) != 0) r = tt::f16;
