@@ -15,11 +15,12 @@ namespace minfer::llama_ref {
 
 struct llama_lib::state {
     std::vector<std::pair<const char*, unsigned>> missing;  ///< symbol, its part
-    std::once_flag type_count_once, strides_once, traits_once, params_once, llama_once;
+    std::once_flag type_count_once, strides_once, traits_once, params_once, llama_once, quant_params_once;
     std::uint32_t type_count = 0;
     bool strides_readable = false;
     bool traits_readable = false;
     bool params_sized = false;
+    bool quant_params_ok = false;
     bool llama_ready = false;
     std::string llama_open_error;  ///< why libllama / libggml could not be opened ("" when they were)
 };
@@ -223,6 +224,16 @@ const llama_lib* llama_lib::get() {
         MINFER_BIND(llama_batch_get_one, llama_model);
         MINFER_BIND(llama_decode, llama_model);
         MINFER_BIND(llama_get_logits_ith, llama_model);
+        MINFER_BIND(llama_model_quantize_default_params, llama_quant);
+        auto bind_as = [&](const char* mangled, auto& out) { bind(mangled, out, part::llama_quant); };
+        bind_as("_Z16llama_quant_initPK11llama_modelPK27llama_model_quantize_params", a.llama_quant_init);
+        bind_as("_Z16llama_quant_freeP19quantize_state_impl", a.llama_quant_free);
+        bind_as("_Z31llama_quant_model_from_metadataPK22llama_quant_model_desc", a.llama_quant_model_from_metadata);
+        bind_as("_Z38llama_quant_tensor_allows_quantizationPK19quantize_state_implPK11ggml_tensor",
+                a.llama_quant_tensor_allows_quantization);
+        bind_as("_Z25llama_quant_compute_typesP19quantize_state_impl11llama_ftypePP11ggml_tensorP9ggml_typem",
+                a.llama_quant_compute_types);
+        bind_as("_Z28llama_ftype_get_default_type11llama_ftype", a.llama_ftype_get_default_type);
         from = l.ggml_handle_;
         MINFER_BIND(ggml_backend_load_all_from_path, llama_model);
 #undef MINFER_BIND
@@ -267,6 +278,8 @@ std::string llama_lib::missing(unsigned parts) const {
             add("llama_model_params/llama_context_params of the declared sizes (80/160 bytes; another llama.cpp version?)");
         if (out.empty() && !llama_ready()) add("llama backend initialisation");
     }
+    if ((parts & part::llama_quant) != 0 && out.empty() && !quantize_params_checked())
+        add("llama_model_quantize_params of the declared layout (another llama.cpp version?)");
     return out;
 }
 
@@ -376,6 +389,34 @@ bool llama_lib::llama_params_sized() const {
         state_->params_sized = m >= ms - 8 && m < ms && c >= cs - 8 && c < cs;
     });
     return state_->params_sized;
+}
+
+bool llama_lib::quantize_params_checked() const {
+    std::call_once(state_->quant_params_once, [this] {
+        const llama_api& a = api_;
+        if (a.llama_model_quantize_default_params == nullptr) return;
+#if defined(__x86_64__)
+        // Returned in memory like the other parameter structs: see llama_params_sized().
+        void* (*f)(void*) = nullptr;
+        std::memcpy(&f, &a.llama_model_quantize_default_params, sizeof f);
+        alignas(16) unsigned char r1[256], r2[256];
+        std::memset(r1, 0xaa, sizeof r1);
+        std::memset(r2, 0x55, sizeof r2);
+        (void)f(r1);
+        (void)f(r2);
+        int last = -1;
+        for (int i = 0; i < 256; ++i)
+            if (r1[i] != 0xaa || r2[i] != 0x55) last = i;
+        if (last < 56 || last >= static_cast<int>(sizeof(llama_model_quantize_params))) return;
+        const llama_model_quantize_params p = a.llama_model_quantize_default_params();
+        const auto n = static_cast<std::int32_t>(type_count());
+        state_->quant_params_ok = p.ftype == 7 && p.output_tensor_type == n && p.token_embedding_type == n &&
+                                  n > 0 && p.quantize_output_tensor && !p.allow_requantize && !p.only_copy &&
+                                  !p.pure && !p.keep_split && !p.dry_run && p.imatrix == nullptr &&
+                                  p.kv_overrides == nullptr && p.tt_overrides == nullptr && p.prune_layers == nullptr;
+#endif
+    });
+    return state_->quant_params_ok;
 }
 
 bool llama_lib::llama_ready() const {

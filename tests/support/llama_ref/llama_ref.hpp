@@ -38,6 +38,7 @@ struct ggml_tensor;
 struct llama_model;
 struct llama_context;
 struct llama_vocab;
+struct quantize_state_impl;
 
 // llama.h's parameter structs, opaque: the sizes of this build (llama_model_default_params() writes
 // bytes [0, 0x4e), llama_context_default_params() [0, 0xa0); both 8-aligned). Larger than 16 bytes,
@@ -59,6 +60,39 @@ struct llama_batch {
     std::int32_t* n_seq_id;
     std::int32_t** seq_id;
     std::int8_t* logits;
+};
+
+// llama.h: llama_model_quantize_params of this build (64 bytes; llama_model_quantize_default_params()
+// writes them, checked by llama_lib::quantize_params_checked()). The last 8 bytes are fields newer
+// than the llama.h we read (0 and 2 by default), passed back unchanged.
+struct llama_model_quantize_params {
+    std::int32_t nthread;
+    std::int32_t ftype;                 ///< llama_ftype
+    std::int32_t output_tensor_type;    ///< ggml_type; GGML_TYPE_COUNT: not set
+    std::int32_t token_embedding_type;  ///< ggml_type; GGML_TYPE_COUNT: not set
+    bool allow_requantize;
+    bool quantize_output_tensor;
+    bool only_copy;
+    bool pure;
+    bool keep_split;
+    bool dry_run;
+    const void* imatrix;
+    const void* kv_overrides;
+    const struct llama_tensor_type_override* tt_overrides;  ///< ended by a null pattern
+    const std::int32_t* prune_layers;
+    unsigned char tail[8];
+};
+// One --tensor-type override as llama_model_quantize reads it (pattern at 0, type at 8, 16 bytes:
+// the stride of the loop in llama_quant_init's disassembly).
+struct llama_tensor_type_override {
+    const char* pattern;
+    std::int32_t type;
+};
+// llama-ext.h: the descriptor of a mock model for the quantizer's type choice (what
+// llama_quant_model_from_metadata reads: offsets 0, 8, …, 0x20 in its disassembly).
+struct llama_quant_model_desc {
+    const char* architecture;
+    std::uint32_t n_embd, n_ff, n_layer, n_head, n_head_kv, n_expert, n_embd_head_k, n_embd_head_v;
 };
 
 // ggml.h: struct ggml_init_params { size_t mem_size; void * mem_buffer; bool no_alloc; };
@@ -118,6 +152,11 @@ inline constexpr unsigned llama_model = 1u << 12;
 /// dequantize_row_q8_K, quantize_row_q8_K_ref: exported by ggml, though its type_traits give q8_K no
 /// to_float (n a multiple of 256).
 inline constexpr unsigned q8_k = 1u << 13;
+/// libllama's quantizer type choice (llama-ext.h, C++ symbols): llama_model_quantize_default_params,
+/// llama_quant_init/free, llama_quant_model_from_metadata, llama_quant_tensor_allows_quantization,
+/// llama_quant_compute_types, llama_ftype_get_default_type; also requires that the default
+/// quantize params have the layout declared (quantize_params_checked()). Use with part::llama_model.
+inline constexpr unsigned llama_quant = 1u << 14;
 }  // namespace part
 
 /// The C API of the loaded library. A pointer is nullptr when the library lacks the symbol.
@@ -240,6 +279,16 @@ struct llama_api {
     /// Logits of the i-th token of the last batch (negative: from the end), n_vocab floats.
     float* (*llama_get_logits_ith)(llama_context*, std::int32_t) = nullptr;
     void (*ggml_backend_load_all_from_path)(const char*) = nullptr;
+    // part::llama_quant (libllama; C++ linkage, looked up by their mangled names)
+    llama_model_quantize_params (*llama_model_quantize_default_params)() = nullptr;
+    quantize_state_impl* (*llama_quant_init)(const llama_model*, const llama_model_quantize_params*) = nullptr;
+    void (*llama_quant_free)(quantize_state_impl*) = nullptr;
+    /// A model with only the hyperparameters of `desc` (free with llama_model_free).
+    llama_model* (*llama_quant_model_from_metadata)(const llama_quant_model_desc*) = nullptr;
+    bool (*llama_quant_tensor_allows_quantization)(const quantize_state_impl*, const ggml_tensor*) = nullptr;
+    /// (state, ftype, tensors, out types, n): the type of each tensor; counters reset, has_imatrix false.
+    void (*llama_quant_compute_types)(quantize_state_impl*, int, ggml_tensor**, int*, std::size_t) = nullptr;
+    int (*llama_ftype_get_default_type)(int) = nullptr;
 };
 
 /// The loaded library (one per process).
@@ -282,6 +331,10 @@ public:
     /// Whether llama_model_default_params() and llama_context_default_params() write nothing past the
     /// sizes declared here and reach their last 8 bytes (the declared sizes are this build's).
     bool llama_params_sized() const;
+    /// Whether llama_model_quantize_default_params() fills the declared llama_model_quantize_params as
+    /// the release we read does (ftype Q8_0, both type overrides GGML_TYPE_COUNT, quantize_output_tensor,
+    /// nothing else set, nothing written past 64 bytes).
+    bool quantize_params_checked() const;
     /// For part::llama_model: log collection, CPU backends of the library's folder, llama_backend_init(),
     /// once. false when a symbol is missing or the parameter sizes differ.
     bool llama_ready() const;
