@@ -37,9 +37,10 @@ public:
     static tensor_source borrow(std::span<const std::byte> bytes) noexcept;
     /// Bytes the source owns (moved in).
     static tensor_source own(std::vector<std::byte> bytes) noexcept;
-    /// [offset, offset + length) of an open file descriptor, read with pread/copy_file_range (the
-    /// descriptor's file position is not used or changed). The caller keeps `fd` open until the
-    /// write returns.
+    /// [offset, offset + length) of an open file descriptor, read with pread/copy_file_range at
+    /// explicit offsets; finding the range's holes (lseek SEEK_DATA/SEEK_HOLE) MOVES the descriptor's
+    /// file position, so do not give a descriptor whose position someone else relies on. The caller
+    /// keeps `fd` open until the write returns.
     static tensor_source file_range(int fd, std::uint64_t offset, std::uint64_t length) noexcept;
     /// [offset, offset + length) of the file at `path`, opened read-only when the write starts.
     static tensor_source file_range(std::filesystem::path path, std::uint64_t offset, std::uint64_t length) noexcept;
