@@ -84,6 +84,11 @@ inline std::uint8_t trunc_u8(float f) { return static_cast<std::uint8_t>(trunc_i
 /// in b wins, one in a loses), so they are kept as written there.
 inline float max_as_ggml(float a, float b) { return a > b ? a : b; }
 
+/// ggml's make_qp_quants (quantize_k.cpp): the weighted scale of non-negative values on levels
+/// [0, nmax], L as uint8 (a level that does not fit wraps, as in ggml). The k-quants' sub-block
+/// scales and iq2_xxs's first scale both use it.
+float fit_positive(int n, int nmax, const float* x, std::uint8_t* L, const float* w);
+
 inline void store_u16(std::uint8_t* p, std::uint16_t v) {
     p[0] = static_cast<std::uint8_t>(v);
     p[1] = static_cast<std::uint8_t>(v >> 8);

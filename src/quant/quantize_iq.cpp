@@ -20,6 +20,7 @@
 
 #include "iq_arith.hpp"
 #include "iq_lattice.hpp"
+#include "quantize_basic.hpp"
 #include "quantize_iq1.hpp"
 #include "quantize_kernels.hpp"
 
@@ -121,74 +122,6 @@ float sum_of_squares(const float* x) {
     return s;
 }
 
-// ggml's make_qp_quants for n values x ≥ 0 (mostly: a parity-flipped one may be negative), levels
-// 0..nmax, into L as uint8_t (a negative level wraps, as in ggml). Returns the scale.
-float make_qp_quants(int n, int nmax, const float* x, std::uint8_t* L, const float* w) {
-    float max = 0;
-    for (int i = 0; i < n; ++i) max = max_f(max, x[i]);
-    if (max < 1e-15f) {
-        for (int i = 0; i < n; ++i) L[i] = 0;
-        return 0.f;
-    }
-    float iscale = static_cast<float>(nmax) / max;
-    for (int i = 0; i < n; ++i) L[i] = static_cast<std::uint8_t>(nearest_int(iscale * x[i]));
-    const float scale = 1 / iscale;
-    float best_mse = 0;
-    for (int i = 0; i < n; ++i) {
-        const float diff = x[i] - scale * static_cast<float>(L[i]);
-        best_mse += w[i] * diff * diff;
-    }
-    for (int is = -4; is <= 4; ++is) {
-        if (is == 0) continue;
-        const float iscale_is = (0.1f * static_cast<float>(is) + static_cast<float>(nmax)) / max;
-        const float scale_is = 1 / iscale_is;
-        float mse = 0;
-        for (int i = 0; i < n; ++i) {
-            int l = nearest_int(iscale_is * x[i]);
-            l = l < nmax ? l : nmax;
-            const float diff = x[i] - scale_is * static_cast<float>(l);
-            mse += w[i] * diff * diff;
-        }
-        if (mse < best_mse) {
-            best_mse = mse;
-            iscale = iscale_is;
-        }
-    }
-    float sumlx = 0;
-    float suml2 = 0;
-    for (int i = 0; i < n; ++i) {
-        int l = nearest_int(iscale * x[i]);
-        l = l < nmax ? l : nmax;
-        L[i] = static_cast<std::uint8_t>(l);
-        sumlx += w[i] * x[i] * static_cast<float>(l);
-        suml2 += w[i] * static_cast<float>(l) * static_cast<float>(l);
-    }
-    for (int itry = 0; itry < 5; ++itry) {
-        int n_changed = 0;
-        for (int i = 0; i < n; ++i) {
-            const float wi = w[i];
-            const float li = static_cast<float>(L[i]);
-            float slx = sumlx - wi * x[i] * li;
-            float sl2 = suml2 - wi * li * li;
-            if (slx > 0 && sl2 > 0) {
-                int new_l = nearest_int(x[i] * sl2 / slx);
-                new_l = new_l < nmax ? new_l : nmax;
-                if (new_l != static_cast<int>(L[i])) {
-                    slx += wi * x[i] * static_cast<float>(new_l);
-                    sl2 += wi * static_cast<float>(new_l) * static_cast<float>(new_l);
-                    if (slx * slx * suml2 > sumlx * sumlx * sl2) {
-                        L[i] = static_cast<std::uint8_t>(new_l);
-                        sumlx = slx;
-                        suml2 = sl2;
-                        ++n_changed;
-                    }
-                }
-            }
-        }
-        if (n_changed == 0) break;
-    }
-    return suml2 > 0.0f ? sumlx / suml2 : 0.0f;
-}
 
 // ---- iq3_xxs and iq3_s: 4-value points of a 3-bit lattice -------------------------------------
 
@@ -381,7 +314,7 @@ bool iq3_s_row(const float* x, std::uint8_t* y, std::int64_t n, const float* imp
 
 // ---- iq2_xxs, iq2_xs, iq2_s: 8-value points of a 2-bit lattice ---------------------------------
 
-// iq2_xxs: groups of 32. Its first scale comes from make_qp_quants (levels 0..4), then 13 trials.
+// iq2_xxs: groups of 32. Its first scale comes from make_qp_quants (qb::fit_positive) (levels 0..4), then 13 trials.
 // block_iq2_xxs (66 bytes): d f16, per group a u32 of 4 grid indices and a u32 of 4x7 sign bits
 // and a 4-bit scale.
 bool iq2_xxs_row(const float* x, std::uint8_t* y, std::int64_t n, const float* importance) {
@@ -413,7 +346,7 @@ bool iq2_xxs_row(const float* x, std::uint8_t* y, std::int64_t n, const float* i
                 scales[ib] = 0;
                 continue;
             }
-            float scale = make_qp_quants(32, kmaxq + 1, xval, reinterpret_cast<std::uint8_t*>(L), weight);
+            float scale = qb::fit_positive(32, kmaxq + 1, xval, reinterpret_cast<std::uint8_t*>(L), weight);
             const float eff_max = scale * kmaxq;
             if (eff_max <= 0) {
                 scales[ib] = 0;

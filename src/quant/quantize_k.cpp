@@ -85,60 +85,6 @@ float fit_with_min(int n, int nmax, const float* x, const float* weights, std::u
     return scale;
 }
 
-namespace {
-
-/// ggml's make_q3_quants with do_rmse (q3_K without importance): levels [-nmax, nmax-1] weighted by
-/// x^2, then up to five passes that move single values to the level that most improves the fit.
-float fit_q3(int n, int nmax, const float* x, std::int8_t* L) {
-    float max = 0, amax = 0;
-    for (int i = 0; i < n; ++i) {
-        const float ax = std::fabs(x[i]);
-        if (ax > amax) {
-            amax = ax;
-            max = x[i];
-        }
-    }
-    if (amax < group_max_eps) {
-        for (int i = 0; i < n; ++i) L[i] = 0;
-        return 0.f;
-    }
-    const float iscale = static_cast<float>(-nmax) / max;
-    float sumlx = 0, suml2 = 0;
-    for (int i = 0; i < n; ++i) {
-        const int l = clamp(nearest_int(iscale * x[i]), -nmax, nmax - 1);
-        L[i] = static_cast<std::int8_t>(l);
-        const float w = x[i] * x[i];
-        sumlx += w * x[i] * static_cast<float>(l);
-        suml2 += w * static_cast<float>(l) * static_cast<float>(l);
-    }
-    for (int itry = 0; itry < 5; ++itry) {
-        int n_changed = 0;
-        for (int i = 0; i < n; ++i) {
-            const float w = x[i] * x[i];
-            const auto li = static_cast<float>(L[i]);
-            float slx = sumlx - w * x[i] * li;
-            if (slx > 0) {
-                float sl2 = suml2 - w * li * li;
-                const int new_l = clamp(nearest_int(x[i] * sl2 / slx), -nmax, nmax - 1);
-                if (new_l != L[i]) {
-                    const auto nl = static_cast<float>(new_l);
-                    slx += w * x[i] * nl;
-                    sl2 += w * nl * nl;
-                    if (sl2 > 0 && slx * slx * suml2 > sumlx * sumlx * sl2) {
-                        L[i] = static_cast<std::int8_t>(new_l);
-                        sumlx = slx;
-                        suml2 = sl2;
-                        ++n_changed;
-                    }
-                }
-            }
-        }
-        if (n_changed == 0) break;
-    }
-    for (int i = 0; i < n; ++i) L[i] = static_cast<std::int8_t>(L[i] + nmax);
-    return suml2 > 0.0f ? sumlx / suml2 : 0.0f;
-}
-
 /// ggml's make_qp_quants: a scale for non-negative values (the sub-block scales and mins of the
 /// weighted k-quants) on levels [0, nmax], weighted by `w`. L is uint8 as in ggml: a level that
 /// does not fit wraps, and the wrapped value is what later steps read.
@@ -208,6 +154,61 @@ float fit_positive(int n, int nmax, const float* x, std::uint8_t* L, const float
     }
     return suml2 > 0.0f ? sumlx / suml2 : 0.0f;
 }
+
+namespace {
+
+/// ggml's make_q3_quants with do_rmse (q3_K without importance): levels [-nmax, nmax-1] weighted by
+/// x^2, then up to five passes that move single values to the level that most improves the fit.
+float fit_q3(int n, int nmax, const float* x, std::int8_t* L) {
+    float max = 0, amax = 0;
+    for (int i = 0; i < n; ++i) {
+        const float ax = std::fabs(x[i]);
+        if (ax > amax) {
+            amax = ax;
+            max = x[i];
+        }
+    }
+    if (amax < group_max_eps) {
+        for (int i = 0; i < n; ++i) L[i] = 0;
+        return 0.f;
+    }
+    const float iscale = static_cast<float>(-nmax) / max;
+    float sumlx = 0, suml2 = 0;
+    for (int i = 0; i < n; ++i) {
+        const int l = clamp(nearest_int(iscale * x[i]), -nmax, nmax - 1);
+        L[i] = static_cast<std::int8_t>(l);
+        const float w = x[i] * x[i];
+        sumlx += w * x[i] * static_cast<float>(l);
+        suml2 += w * static_cast<float>(l) * static_cast<float>(l);
+    }
+    for (int itry = 0; itry < 5; ++itry) {
+        int n_changed = 0;
+        for (int i = 0; i < n; ++i) {
+            const float w = x[i] * x[i];
+            const auto li = static_cast<float>(L[i]);
+            float slx = sumlx - w * x[i] * li;
+            if (slx > 0) {
+                float sl2 = suml2 - w * li * li;
+                const int new_l = clamp(nearest_int(x[i] * sl2 / slx), -nmax, nmax - 1);
+                if (new_l != L[i]) {
+                    const auto nl = static_cast<float>(new_l);
+                    slx += w * x[i] * nl;
+                    sl2 += w * nl * nl;
+                    if (sl2 > 0 && slx * slx * suml2 > sumlx * sumlx * sl2) {
+                        L[i] = static_cast<std::int8_t>(new_l);
+                        sumlx = slx;
+                        suml2 = sl2;
+                        ++n_changed;
+                    }
+                }
+            }
+        }
+        if (n_changed == 0) break;
+    }
+    for (int i = 0; i < n; ++i) L[i] = static_cast<std::int8_t>(L[i] + nmax);
+    return suml2 > 0.0f ? sumlx / suml2 : 0.0f;
+}
+
 
 /// The 2-bit levels of 256 values, four per byte: value j + 32r of each 128 in bits 2r.
 void pack_2bit(const std::uint8_t* L, std::uint8_t* qs) {

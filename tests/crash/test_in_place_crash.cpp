@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "gguf_bytes.hpp"
+#include "spawn.hpp"
 #include "minfer/gguf_write/in_place.hpp"
 
 extern char** environ;
@@ -24,37 +25,6 @@ using namespace minfer::test;
 namespace fs = std::filesystem;
 
 namespace {
-
-struct outcome {
-    bool killed = false;
-    int rc = -1;
-};
-
-// Run argv with extra environment entries; stdout/stderr to /dev/null.
-outcome run_with(const std::vector<std::string>& argv, const std::vector<std::string>& env_extra) {
-    std::vector<std::string> env_s(env_extra);
-    for (char** e = environ; *e != nullptr; ++e) env_s.emplace_back(*e);
-    std::vector<char*> envp, args;
-    for (auto& s : env_s) envp.push_back(s.data());
-    envp.push_back(nullptr);
-    std::vector<std::string> argv_s(argv);
-    for (auto& s : argv_s) args.push_back(s.data());
-    args.push_back(nullptr);
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-    pid_t pid = 0;
-    const int rc = posix_spawn(&pid, args[0], &fa, nullptr, args.data(), envp.data());
-    posix_spawn_file_actions_destroy(&fa);
-    if (rc != 0) throw std::runtime_error("posix_spawn failed");
-    int status = 0;
-    ::waitpid(pid, &status, 0);
-    outcome o;
-    o.killed = WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
-    o.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    return o;
-}
 
 std::set<std::string> names_in(const fs::path& dir) {
     std::set<std::string> n;

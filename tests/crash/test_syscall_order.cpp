@@ -12,10 +12,6 @@
 //   split:         every part published as an atomic output, part 1 last.
 #include <gtest/gtest.h>
 
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
-
 #include <algorithm>
 #include <fstream>
 #include <optional>
@@ -23,9 +19,8 @@
 #include <vector>
 
 #include "gguf_bytes.hpp"
+#include "spawn.hpp"
 #include "minfer/gguf_write/in_place.hpp"
-
-extern char** environ;
 
 using namespace minfer::gguf;
 using namespace minfer::test;
@@ -40,28 +35,10 @@ struct call {
 };
 
 // Run argv with the shim preloaded and extra environment; returns the exit status (-1: a signal).
-int run_shimmed(const std::vector<std::string>& argv, const std::vector<std::string>& env_extra) {
-    std::vector<std::string> env_s(env_extra);
-    env_s.push_back(std::string("LD_PRELOAD=") + MINFER_KILL_SHIM);
-    for (char** e = environ; *e != nullptr; ++e)
-        if (std::string_view(*e).rfind("LD_PRELOAD=", 0) != 0) env_s.emplace_back(*e);
-    std::vector<char*> envp, args;
-    for (auto& s : env_s) envp.push_back(s.data());
-    envp.push_back(nullptr);
-    std::vector<std::string> argv_s(argv);
-    for (auto& s : argv_s) args.push_back(s.data());
-    args.push_back(nullptr);
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-    pid_t pid = 0;
-    const int rc = posix_spawn(&pid, args[0], &fa, nullptr, args.data(), envp.data());
-    posix_spawn_file_actions_destroy(&fa);
-    if (rc != 0) throw std::runtime_error("posix_spawn failed");
-    int status = 0;
-    ::waitpid(pid, &status, 0);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+int run_shimmed(const std::vector<std::string>& argv, std::vector<std::string> env_extra) {
+    env_extra.push_back(std::string("LD_PRELOAD=") + MINFER_KILL_SHIM);
+    const outcome o = run_with(argv, env_extra);
+    return o.killed ? -1 : o.rc;
 }
 
 std::vector<call> read_trace(const fs::path& p) {
