@@ -242,7 +242,8 @@ bool iq3_xxs_row(const float* x, std::uint8_t* y, std::int64_t n, const float* i
                 continue;
             }
             for (int k = 0; k < 8; ++k) q3[8 * ib + k] = static_cast<std::uint8_t>(g.index[k]);
-            scales_and_signs[ib] = g.signs[0] | (g.signs[1] << 7) | (g.signs[2] << 14) | (static_cast<std::uint32_t>(g.signs[3]) << 21);
+            const auto sign = [&](int k) { return static_cast<std::uint32_t>(g.signs[k]); };
+            scales_and_signs[ib] = sign(0) | (sign(1) << 7) | (sign(2) << 14) | (sign(3) << 21);
             scales[ib] = g.scale;
             max_scale = max_f(max_scale, g.scale);
         }
