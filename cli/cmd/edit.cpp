@@ -23,11 +23,11 @@
 #include "../common/named_input.hpp"
 #include "../common/open_model.hpp"
 #include "../common/out_buffer.hpp"
-#include "../common/part_of.hpp"
+#include "minfer/toolbox/part_of.hpp"
 #include "../common/run_printing.hpp"
 #include "../common/progress.hpp"
 #include "../common/quote.hpp"
-#include "../common/size_arg.hpp"
+#include "minfer/toolbox/size_text.hpp"
 #include "commands.hpp"
 #include "edit_options.hpp"
 #include "minfer/gguf/text.hpp"
@@ -291,7 +291,7 @@ int run(out_buffer& out) {
             return fail("--reserve leaves room in a new file (-o); an in-place edit keeps the room the file has",
                         exit_usage);
         std::string why;
-        const auto bytes = parse_size_arg(opt.reserve, why);
+        const auto bytes = toolbox::parse_size(opt.reserve, why);
         if (!bytes) return fail(fmt::format("--reserve {}: {}", gguf::escape(opt.reserve), why), exit_usage);
         constexpr std::uint64_t max_reserve = std::uint64_t{1} << 30;
         if (*bytes > max_reserve)
@@ -329,7 +329,7 @@ int run(out_buffer& out) {
         if (auto rc = journal_beside(p.path)) return *rc;
 
     if (!opt.output.empty()) {
-        const std::optional<std::size_t> out_part = part_of(m, opt.output);
+        const std::optional<std::size_t> out_part = toolbox::part_of(m, opt.output);
         const bool is_input = out_part.has_value();
         const bool is_first = out_part == std::size_t{0};
         if (opt.in_place) {

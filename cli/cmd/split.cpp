@@ -22,10 +22,10 @@
 #include "../common/exit_codes.hpp"
 #include "../common/open_model.hpp"
 #include "../common/out_buffer.hpp"
-#include "../common/part_of.hpp"
+#include "minfer/toolbox/part_of.hpp"
 #include "../common/run_printing.hpp"
 #include "../common/progress.hpp"
-#include "../common/size_arg.hpp"
+#include "minfer/toolbox/size_text.hpp"
 #include "../common/sizes.hpp"
 #include "../common/usage_error.hpp"
 #include "commands.hpp"
@@ -105,14 +105,14 @@ int run(out_buffer& out) {
     gguf::split_options so;
     so.no_tensor_first_split = opt.no_tensor_first_split;
     if (max_tensors_opt != nullptr && max_tensors_opt->count() > 0) {
-        const auto n = parse_count(opt.max_tensors);
+        const auto n = toolbox::parse_count(opt.max_tensors);
         if (!n) return usage_error("--split-max-tensors: '" + gguf::escape(opt.max_tensors) + "' is not a whole number");
         if (*n == 0) return usage_error("--split-max-tensors must be at least 1");
         so.max_tensors = *n;
     }
     if (max_size_opt != nullptr && max_size_opt->count() > 0) {
         std::string why;
-        const auto n = parse_size_arg(opt.max_size, why);
+        const auto n = toolbox::parse_size(opt.max_size, why);
         if (!n) return usage_error("--split-max-size: '" + gguf::escape(opt.max_size) + "': " + why);
         so.max_bytes = *n;
     }
@@ -135,7 +135,7 @@ int run(out_buffer& out) {
     // part whose name is a link is written at the link's target (the link stays).
     std::vector<std::string> targets;
     for (const std::string& n : names) {
-        if (part_of(*m, n))
+        if (toolbox::part_of(*m, n))
             return usage_error(gguf::escape(n) + " is a file of the input model; split never writes over its input");
         auto checked = gguf::check_output_path(n, opt.force);
         if (!checked) {

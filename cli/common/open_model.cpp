@@ -19,7 +19,7 @@
 #include "minfer/remote/url.hpp"
 #include "quote.hpp"
 #include "sigbus_guard.hpp"
-#include "size_arg.hpp"
+#include "minfer/toolbox/size_text.hpp"
 
 namespace minfer::cli {
 
@@ -56,7 +56,7 @@ gguf::result<gguf::model> open_model_at(const std::string& location, bool no_mma
     remote::fetch_options fo;
     if (!args.max_fetch.empty()) {  // checked for a path too: a wrong option is wrong whatever it is given with
         std::string why;
-        const auto n = parse_size_arg(args.max_fetch, why);
+        const auto n = toolbox::parse_size(args.max_fetch, why);
         if (!n)
             return gguf::unexpected(usage_value(location, std::string("--max-fetch ").append(gguf::escape(args.max_fetch)).append(": ").append(why)));
         fo.max_fetch = *n;

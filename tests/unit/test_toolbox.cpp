@@ -39,3 +39,80 @@ TEST(ToolboxExitCode, ParseFailuresAreInvalidFilesAndRequestsAreNot) {
     EXPECT_EQ(tb::to_string(tb::error_kind::request), "request");
     EXPECT_EQ(tb::to_string(tb::error_kind::io), "io");
 }
+
+// ------------------------------------------------------------------------------ the option texts
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "gguf_bytes.hpp"
+#include "minfer/toolbox/hash_line.hpp"
+#include "minfer/toolbox/part_of.hpp"
+#include "minfer/toolbox/sha256_text.hpp"
+#include "minfer/toolbox/size_text.hpp"
+
+TEST(ToolboxSize, ReadsTheDocumentedForms) {
+    std::string why;
+    EXPECT_EQ(tb::parse_size("2G", why), 2'000'000'000u);
+    EXPECT_EQ(tb::parse_size("1.5GiB", why), 1'610'612'736u);
+    EXPECT_EQ(tb::parse_size("0.5KiB", why), 512u);
+    EXPECT_EQ(tb::parse_size("1.0009K", why), 1000u);
+    EXPECT_EQ(tb::parse_size("18446744073709551615", why), 18446744073709551615ull);
+    EXPECT_FALSE(tb::parse_size("18446744073709551616", why));
+    EXPECT_EQ(why, "too large");
+    EXPECT_FALSE(tb::parse_size("1.5", why));
+    EXPECT_EQ(why, "a number of bytes must be whole");
+    EXPECT_FALSE(tb::parse_size("0K", why));
+    EXPECT_EQ(why, "it must be at least 1 byte");
+    EXPECT_FALSE(tb::parse_size("1kb", why));
+    EXPECT_NE(why.find("unknown unit 'kb'"), std::string::npos) << why;
+    EXPECT_FALSE(tb::parse_size("G", why));
+    EXPECT_EQ(why, "it must start with a number");
+    EXPECT_EQ(tb::parse_count("42"), 42u);
+    EXPECT_FALSE(tb::parse_count("-1"));
+    EXPECT_FALSE(tb::parse_count(""));
+}
+
+TEST(ToolboxSha256, EitherCaseAndTheReasonWithoutLowercase) {
+    const std::string lower(64, 'a');
+    const std::string upper(64, 'A');
+    std::string why;
+    const auto a = tb::parse_sha256(lower, &why);
+    const auto b = tb::parse_sha256(upper, &why);
+    ASSERT_TRUE(a && b);
+    EXPECT_EQ(a->text(), lower);
+    EXPECT_EQ(b->text(), lower);
+    EXPECT_FALSE(tb::parse_sha256(std::string(63, 'a') + "g", &why));
+    EXPECT_EQ(why.find("lowercase"), std::string::npos) << why;
+    EXPECT_FALSE(why.empty());
+    EXPECT_FALSE(tb::parse_sha256("abc", nullptr));
+}
+
+TEST(ToolboxHashLine, IsLlamaGgufHashsFormat) {
+    using minfer::check::hash_kind;
+    EXPECT_EQ(tb::hash_line(hash_kind::xxh64, "0123456789abcdef", "m.gguf:tok_embd"),
+              "xxh64     0123456789abcdef  m.gguf:tok_embd");
+    EXPECT_EQ(tb::hash_line(hash_kind::sha256, "ff", "m.gguf", "Ok"), "sha256    ff  m.gguf  -  Ok");
+    EXPECT_EQ(tb::hash_line(hash_kind::uuid, "u", std::string_view("a\xff", 2)), std::string("uuid      u  a\xff"));
+}
+
+TEST(ToolboxPartOf, FindsTheSameFileUnderAnotherName) {
+    using namespace minfer::test;
+    namespace fs = std::filesystem;
+    temp_dir dir;
+    const fs::path p = dir / "m.gguf";
+    gguf_bytes g;
+    g.header(3, 1, 0).tensor_info("w", {3}, minfer::gguf::tensor_type::f32, 0).pad(32).zeros(32);
+    write_file(p, g.span());
+    auto m = minfer::gguf::model::open(p);
+    ASSERT_TRUE(m) << m.error().message();
+    EXPECT_EQ(tb::part_of(*m, p), 0u);
+    EXPECT_EQ(tb::part_of(*m, dir / "." / "m.gguf"), 0u);  // another spelling
+    ASSERT_EQ(::link(p.c_str(), (dir / "hard.gguf").c_str()), 0);
+    EXPECT_EQ(tb::part_of(*m, dir / "hard.gguf"), 0u);     // a hard link
+    fs::create_symlink(p, dir / "sym.gguf");
+    EXPECT_EQ(tb::part_of(*m, dir / "sym.gguf"), 0u);      // a symbolic link
+    EXPECT_FALSE(tb::part_of(*m, dir / "absent.gguf"));
+    write_file(dir / "other.gguf", g.span());
+    EXPECT_FALSE(tb::part_of(*m, dir / "other.gguf"));    // equal bytes, another file
+}
