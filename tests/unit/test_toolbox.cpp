@@ -116,3 +116,60 @@ TEST(ToolboxPartOf, FindsTheSameFileUnderAnotherName) {
     write_file(dir / "other.gguf", g.span());
     EXPECT_FALSE(tb::part_of(*m, dir / "other.gguf"));    // equal bytes, another file
 }
+
+// ------------------------------------------------------------------------------ the edit's steps
+#include <cstring>
+
+#include "minfer/toolbox/edit_steps.hpp"
+
+TEST(ToolboxEditSteps, RefuseJournalNamesTheJournal) {
+    using namespace minfer::test;
+    temp_dir dir;
+    const std::filesystem::path p = dir / "m.gguf";
+    EXPECT_TRUE(tb::refuse_journal(p));
+    const auto journal = minfer::gguf::undo_journal_path(p);
+    write_file(journal, bytes(4));
+    const auto r = tb::refuse_journal(p);
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().code, errc::journal_present);
+    EXPECT_EQ(r.error().file, journal.string());
+}
+
+TEST(ToolboxEditSteps, AddReserveAppendsAU8ArrayOfZeros) {
+    minfer::gguf::metadata_edit_plan plan;
+    tb::add_reserve(plan, 0);
+    EXPECT_TRUE(plan.changes.empty());
+    tb::add_reserve(plan, 64);
+    ASSERT_EQ(plan.changes.size(), 1u);
+    const auto& c = plan.changes[0];
+    EXPECT_EQ(c.key, minfer::gguf::in_place_padding_key);
+    EXPECT_EQ(c.type, minfer::gguf::value_type::array);
+    ASSERT_EQ(c.value.size(), 12u + 64u);
+    std::uint32_t tag = 99;
+    std::uint64_t count = 0;
+    std::memcpy(&tag, c.value.data(), 4);
+    std::memcpy(&count, c.value.data() + 4, 8);
+    EXPECT_EQ(tag, 0u);  // u8
+    EXPECT_EQ(count, 64u);
+    for (std::size_t i = 12; i < c.value.size(); ++i) EXPECT_EQ(c.value[i], std::byte{0});
+}
+
+TEST(ToolboxEditSteps, PlanInPlaceEditFitsNothingAndRefusesTooMuch) {
+    using namespace minfer::test;
+    temp_dir dir;
+    const std::filesystem::path p = dir / "m.gguf";
+    gguf_bytes g;
+    g.header(3, 1, 0).tensor_info("w", {3}, minfer::gguf::tensor_type::f32, 0).pad(32).zeros(32);
+    write_file(p, g.span());
+    auto m = minfer::gguf::model::open(p);
+    ASSERT_TRUE(m) << m.error().message();
+    minfer::gguf::metadata_edit_plan none;
+    auto same = tb::plan_in_place_edit(*m, none);
+    ASSERT_TRUE(same) << same.error().message();
+    EXPECT_EQ(same->new_head, same->old_head);
+    minfer::gguf::metadata_edit_plan big;
+    big.changes.push_back(minfer::gguf::metadata_change::set_string("general.name", std::string(500, 'x')));
+    auto refused = tb::plan_in_place_edit(*m, big);
+    ASSERT_FALSE(refused);
+    EXPECT_EQ(refused.error().code, errc::no_room_in_place);
+}
