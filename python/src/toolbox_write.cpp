@@ -20,6 +20,7 @@
 #include "minfer/gguf_write/rewrite.hpp"
 #include "minfer/gguf_write/split_plan.hpp"
 #include "minfer/toolbox/edit_steps.hpp"
+#include "minfer/toolbox/split_write.hpp"
 #include "toolbox_common.hpp"
 
 namespace minfer::python::toolbox {
@@ -333,47 +334,16 @@ py::dict split(const std::string& path, const std::string& prefix, std::optional
     r["written"] = false;
     if (dry_run) return r;
 
-    // Part 1 last (a set is opened through part 1: none is visible before all of it exists); a
-    // failure removes the parts this call wrote.
-    std::optional<gguf::error> failure;
-    std::uint32_t failed_part = 0;
-    std::vector<std::string> written;
-    {
-        py::gil_scoped_release unlocked;
-        auto src = gguf::model_source::open(m);
-        if (!src) {
-            failure = src.error();
-        } else {
-            const std::uint32_t n_parts = plan.part_count();
-            if (overwrite && n_parts > 1) {
-                std::error_code ec;
-                fs::remove(targets[0], ec);  // a regular file (checked above), a link's target
-            }
-            for (std::uint32_t k = 0; k < n_parts && !failure; ++k) {
-                const std::uint32_t i = n_parts > 1 ? (k + 1) % n_parts : 0;  // 2, 3, …, N, then 1
-                gguf::write_options wo;
-                wo.file.replace_existing = overwrite;
-                auto w = plan.part_writer(m, *src, i);
-                gguf::result<void> res = w ? w->write(targets[i], wo) : gguf::result<void>(gguf::unexpected(w.error()));
-                if (!res) {
-                    failure = res.error();
-                    failed_part = i;
-                } else {
-                    written.push_back(targets[i]);
-                }
-            }
-            if (failure)
-                for (const std::string& p : written) {
-                    std::error_code ec;
-                    fs::remove(p, ec);
-                }
-        }
-    }
+    // minfer::toolbox's protocol (as `minfer split`'s): part 1 last (a set is opened through part 1:
+    // none is visible before all of it exists); a failure removes the parts this call wrote.
+    ::minfer::toolbox::split_write_options wo;
+    wo.overwrite = overwrite;
+    const auto failure = without_gil([&] { return ::minfer::toolbox::write_split(m, plan, targets, wo); });
     if (failure) {
-        if (gguf::is_output_exists(*failure) && !overwrite)
-            raise_usage(gguf::escape(names[failed_part]) + " already exists (pass overwrite=True to replace it)",
-                        names[failed_part]);
-        raise_error(*failure);
+        if (failure->part && gguf::is_output_exists(failure->error) && !overwrite)
+            raise_usage(gguf::escape(names[*failure->part]) + " already exists (pass overwrite=True to replace it)",
+                        names[*failure->part]);
+        raise_error(failure->error);
     }
     r["written"] = true;
     return r;

@@ -173,3 +173,70 @@ TEST(ToolboxEditSteps, PlanInPlaceEditFitsNothingAndRefusesTooMuch) {
     ASSERT_FALSE(refused);
     EXPECT_EQ(refused.error().code, errc::no_room_in_place);
 }
+
+// ------------------------------------------------------------------------------ split's protocol
+#include "minfer/toolbox/split_write.hpp"
+
+namespace {
+// A model of three f32 tensors of 8 values, written to `p`.
+void write_three_tensors(const std::filesystem::path& p) {
+    minfer::gguf::writer w;
+    const std::int64_t ne[] = {8};
+    const std::vector<std::byte> values(32, std::byte{1});
+    for (const char* name : {"a", "b", "c"}) w.add_tensor(name, minfer::gguf::tensor_type::f32, ne, values);
+    auto r = w.write(p);
+    ASSERT_TRUE(r) << r.error().message();
+}
+}  // namespace
+
+TEST(ToolboxSplitWrite, WritesEveryPartAndPartOneLast) {
+    using namespace minfer::test;
+    temp_dir dir;
+    write_three_tensors(dir / "m.gguf");
+    auto m = minfer::gguf::model::open(dir / "m.gguf");
+    ASSERT_TRUE(m) << m.error().message();
+    minfer::gguf::split_options so;
+    so.max_tensors = 1;
+    auto plan = minfer::gguf::split_plan::make(*m, so);
+    ASSERT_TRUE(plan) << plan.error().message();
+    ASSERT_EQ(plan->part_count(), 3u);
+    std::vector<std::string> targets;
+    for (std::uint32_t i = 0; i < 3; ++i) targets.push_back(plan->part_name((dir / "s").string(), i));
+    std::vector<std::uint64_t> seen;
+    tb::split_write_options o;
+    o.progress = [&](std::uint64_t done, std::uint64_t total) {
+        EXPECT_EQ(total, plan->total_bytes());
+        seen.push_back(done);
+    };
+    EXPECT_FALSE(tb::write_split(*m, *plan, targets, o));
+    for (const auto& t : targets) EXPECT_TRUE(std::filesystem::exists(t)) << t;
+    auto set = minfer::gguf::model::open(targets[0]);
+    ASSERT_TRUE(set) << set.error().message();
+    EXPECT_EQ(set->parts().size(), 3u);
+    ASSERT_FALSE(seen.empty());
+    EXPECT_EQ(seen.back(), plan->total_bytes());  // the progress runs over all parts
+}
+
+TEST(ToolboxSplitWrite, AFailureRemovesThePartsWritten) {
+    using namespace minfer::test;
+    temp_dir dir;
+    write_three_tensors(dir / "m.gguf");
+    auto m = minfer::gguf::model::open(dir / "m.gguf");
+    ASSERT_TRUE(m) << m.error().message();
+    minfer::gguf::split_options so;
+    so.max_tensors = 1;
+    auto plan = minfer::gguf::split_plan::make(*m, so);
+    ASSERT_TRUE(plan) << plan.error().message();
+    // part 1 cannot be written (its directory does not exist): it comes last, after parts 2 and 3
+    std::vector<std::string> targets{(dir / "missing" / "p1.gguf").string(), (dir / "p2.gguf").string(),
+                                     (dir / "p3.gguf").string()};
+    const auto failed = tb::write_split(*m, *plan, targets, {});
+    ASSERT_TRUE(failed);
+    ASSERT_TRUE(failed->part);
+    EXPECT_EQ(*failed->part, 0u);
+    EXPECT_EQ(failed->error.code, errc::io_error);
+    EXPECT_EQ(failed->removed, (std::vector<std::string>{targets[1], targets[2]}));
+    EXPECT_TRUE(failed->not_removed.empty());
+    EXPECT_FALSE(std::filesystem::exists(targets[1]));
+    EXPECT_FALSE(std::filesystem::exists(targets[2]));
+}
