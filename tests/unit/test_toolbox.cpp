@@ -1,7 +1,19 @@
 // minfer::toolbox: the pieces both frontends (the CLI and the Python module) call.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <cstring>
+#include <filesystem>
+#include <optional>
+
+#include "gguf_bytes.hpp"
+#include "minfer/toolbox/edit_steps.hpp"
 #include "minfer/toolbox/exit_code.hpp"
+#include "minfer/toolbox/hash_line.hpp"
+#include "minfer/toolbox/part_of.hpp"
+#include "minfer/toolbox/sha256_text.hpp"
+#include "minfer/toolbox/size_text.hpp"
+#include "minfer/toolbox/split_write.hpp"
 
 namespace tb = minfer::toolbox;
 using minfer::gguf::errc;
@@ -41,15 +53,6 @@ TEST(ToolboxExitCode, ParseFailuresAreInvalidFilesAndRequestsAreNot) {
 }
 
 // ------------------------------------------------------------------------------ the option texts
-#include <unistd.h>
-
-#include <filesystem>
-
-#include "gguf_bytes.hpp"
-#include "minfer/toolbox/hash_line.hpp"
-#include "minfer/toolbox/part_of.hpp"
-#include "minfer/toolbox/sha256_text.hpp"
-#include "minfer/toolbox/size_text.hpp"
 
 TEST(ToolboxSize, ReadsTheDocumentedForms) {
     std::string why;
@@ -118,9 +121,6 @@ TEST(ToolboxPartOf, FindsTheSameFileUnderAnotherName) {
 }
 
 // ------------------------------------------------------------------------------ the edit's steps
-#include <cstring>
-
-#include "minfer/toolbox/edit_steps.hpp"
 
 TEST(ToolboxEditSteps, RefuseJournalNamesTheJournal) {
     using namespace minfer::test;
@@ -175,31 +175,33 @@ TEST(ToolboxEditSteps, PlanInPlaceEditFitsNothingAndRefusesTooMuch) {
 }
 
 // ------------------------------------------------------------------------------ split's protocol
-#include "minfer/toolbox/split_write.hpp"
 
-namespace {
-// A model of three f32 tensors of 8 values, written to `p`.
-void write_three_tensors(const std::filesystem::path& p) {
-    minfer::gguf::writer w;
-    const std::int64_t ne[] = {8};
-    const std::vector<std::byte> values(32, std::byte{1});
-    for (const char* name : {"a", "b", "c"}) w.add_tensor(name, minfer::gguf::tensor_type::f32, ne, values);
-    auto r = w.write(p);
-    ASSERT_TRUE(r) << r.error().message();
-}
-}  // namespace
+// A model of three f32 tensors of 8 values, and its plan of one tensor per part.
+class ToolboxSplitWrite : public ::testing::Test {
+protected:
+    void SetUp() override {
+        minfer::gguf::writer w;
+        const std::int64_t ne[] = {8};
+        const std::vector<std::byte> values(32, std::byte{1});
+        for (const char* name : {"a", "b", "c"}) w.add_tensor(name, minfer::gguf::tensor_type::f32, ne, values);
+        auto r = w.write(dir / "m.gguf");
+        ASSERT_TRUE(r) << r.error().message();
+        auto opened = minfer::gguf::model::open(dir / "m.gguf");
+        ASSERT_TRUE(opened) << opened.error().message();
+        m.emplace(std::move(*opened));
+        minfer::gguf::split_options so;
+        so.max_tensors = 1;
+        auto made = minfer::gguf::split_plan::make(*m, so);
+        ASSERT_TRUE(made) << made.error().message();
+        ASSERT_EQ(made->part_count(), 3u);
+        plan.emplace(std::move(*made));
+    }
+    minfer::test::temp_dir dir;
+    std::optional<minfer::gguf::model> m;
+    std::optional<minfer::gguf::split_plan> plan;
+};
 
-TEST(ToolboxSplitWrite, WritesEveryPartAndPartOneLast) {
-    using namespace minfer::test;
-    temp_dir dir;
-    write_three_tensors(dir / "m.gguf");
-    auto m = minfer::gguf::model::open(dir / "m.gguf");
-    ASSERT_TRUE(m) << m.error().message();
-    minfer::gguf::split_options so;
-    so.max_tensors = 1;
-    auto plan = minfer::gguf::split_plan::make(*m, so);
-    ASSERT_TRUE(plan) << plan.error().message();
-    ASSERT_EQ(plan->part_count(), 3u);
+TEST_F(ToolboxSplitWrite, WritesEveryPartAndPartOneLast) {
     std::vector<std::string> targets;
     for (std::uint32_t i = 0; i < 3; ++i) targets.push_back(plan->part_name((dir / "s").string(), i));
     std::vector<std::uint64_t> seen;
@@ -217,16 +219,7 @@ TEST(ToolboxSplitWrite, WritesEveryPartAndPartOneLast) {
     EXPECT_EQ(seen.back(), plan->total_bytes());  // the progress runs over all parts
 }
 
-TEST(ToolboxSplitWrite, AFailureRemovesThePartsWritten) {
-    using namespace minfer::test;
-    temp_dir dir;
-    write_three_tensors(dir / "m.gguf");
-    auto m = minfer::gguf::model::open(dir / "m.gguf");
-    ASSERT_TRUE(m) << m.error().message();
-    minfer::gguf::split_options so;
-    so.max_tensors = 1;
-    auto plan = minfer::gguf::split_plan::make(*m, so);
-    ASSERT_TRUE(plan) << plan.error().message();
+TEST_F(ToolboxSplitWrite, AFailureRemovesThePartsWritten) {
     // part 1 cannot be written (its directory does not exist): it comes last, after parts 2 and 3
     std::vector<std::string> targets{(dir / "missing" / "p1.gguf").string(), (dir / "p2.gguf").string(),
                                      (dir / "p3.gguf").string()};
