@@ -23,11 +23,12 @@
 #include "../common/named_input.hpp"
 #include "../common/open_model.hpp"
 #include "../common/out_buffer.hpp"
-#include "../common/part_of.hpp"
+#include "minfer/toolbox/edit_steps.hpp"
+#include "minfer/toolbox/part_of.hpp"
 #include "../common/run_printing.hpp"
 #include "../common/progress.hpp"
 #include "../common/quote.hpp"
-#include "../common/size_arg.hpp"
+#include "minfer/toolbox/size_text.hpp"
 #include "commands.hpp"
 #include "edit_options.hpp"
 #include "minfer/gguf/text.hpp"
@@ -187,27 +188,9 @@ void print_warnings(const gguf::metadata_edit_plan& plan) {
     std::fflush(stderr);
 }
 
-// The part's own tensors (an in-place edit rewrites one file's head only).
-std::vector<gguf::tensor_ref> part_tensors(const gguf::model& m, std::uint32_t part) {
-    std::vector<gguf::tensor_ref> t;
-    for (const gguf::tensor_ref& r : m.tensors())
-        if (r.part == part) t.push_back(r);
-    return t;
-}
-
-// Plan an in-place edit of part 1 with `plan`'s changes.
-gguf::result<gguf::in_place_edit> plan_in_place(const gguf::model& m, const gguf::metadata_edit_plan& plan) {
-    auto src = gguf::model_source::open(m);
-    if (!src) return gguf::unexpected(std::move(src).error());
-    const std::vector<gguf::tensor_ref> tensors = part_tensors(m, 0);
-    auto w = gguf::rewrite(m, *src, plan.changes, tensors);
-    if (!w) return gguf::unexpected(std::move(w).error());
-    return gguf::plan_in_place(m, 0, *w);
-}
-
 // "fits" or why not, for a dry run.
 void print_in_place_verdict(const gguf::model& m, const gguf::metadata_edit_plan& in_place_plan, out_buffer& out) {
-    auto e = plan_in_place(m, in_place_plan);
+    auto e = toolbox::plan_in_place_edit(m, in_place_plan);
     if (e) {
         if (e->padding_bytes > 0) {
             out.print("--in-place: fits ({} bytes of padding in {})\n", e->padding_bytes, gguf::in_place_padding_key);
@@ -291,10 +274,9 @@ int run(out_buffer& out) {
             return fail("--reserve leaves room in a new file (-o); an in-place edit keeps the room the file has",
                         exit_usage);
         std::string why;
-        const auto bytes = parse_size_arg(opt.reserve, why);
+        const auto bytes = toolbox::parse_size(opt.reserve, why);
         if (!bytes) return fail(fmt::format("--reserve {}: {}", gguf::escape(opt.reserve), why), exit_usage);
-        constexpr std::uint64_t max_reserve = std::uint64_t{1} << 30;
-        if (*bytes > max_reserve)
+        if (*bytes > toolbox::max_reserve)
             return fail(fmt::format("--reserve {}: at most 1 GiB of room", gguf::escape(opt.reserve)), exit_usage);
         reserve = *bytes;
     }
@@ -311,25 +293,16 @@ int run(out_buffer& out) {
 
     // An interrupted in-place edit may have left the model in a state only --recover can resolve:
     // refuse before opening it (open_model would only warn), and for the other parts of a set after.
-    const auto journal_beside = [](const fs::path& p) -> std::optional<int> {
-        std::error_code ec;
-        const fs::path journal = gguf::undo_journal_path(p);
-        if (!fs::exists(journal, ec)) return std::nullopt;
-        gguf::error e;
-        e.code = gguf::errc::journal_present;
-        e.file = journal.string();
-        return report(e);
-    };
-    if (auto rc = journal_beside(fs::path(opt.path))) return *rc;
+    if (auto refused = toolbox::refuse_journal(fs::path(opt.path)); !refused) return report(refused.error());
     auto opened = open_model(opt.path, false);
     if (!opened) return report_error(opened.error());
     const gguf::model& m = *opened;
     const std::size_t n_parts = m.parts().size();
     for (const gguf::model_part& p : m.parts())
-        if (auto rc = journal_beside(p.path)) return *rc;
+        if (auto refused = toolbox::refuse_journal(p.path); !refused) return report(refused.error());
 
     if (!opt.output.empty()) {
-        const std::optional<std::size_t> out_part = part_of(m, opt.output);
+        const std::optional<std::size_t> out_part = toolbox::part_of(m, opt.output);
         const bool is_input = out_part.has_value();
         const bool is_first = out_part == std::size_t{0};
         if (opt.in_place) {
@@ -366,14 +339,7 @@ int run(out_buffer& out) {
     auto plan = gguf::plan_metadata_edit(m, edits, options);
     if (!plan) return report(plan.error());
     print_warnings(*plan);
-    if (reserve > 0) {
-        // The array's bytes as stored: element tag u8 (0), u64 count, the zeros.
-        std::vector<std::byte> value(12 + static_cast<std::size_t>(reserve));
-        const std::uint64_t count = reserve;
-        std::memcpy(value.data() + 4, &count, 8);
-        plan->changes.push_back(gguf::metadata_change::set_encoded(std::string(gguf::in_place_padding_key),
-                                                                   gguf::value_type::array, std::move(value)));
-    }
+    toolbox::add_reserve(*plan, reserve);
 
     if (opt.dry_run) {
         out.write(diff_text_of(*plan, reserve));
@@ -391,7 +357,7 @@ int run(out_buffer& out) {
     }
 
     if (opt.in_place) {
-        auto edit = plan_in_place(m, *plan);
+        auto edit = toolbox::plan_in_place_edit(m, *plan);
         if (!edit) return report(edit.error());
         // Nothing to change: no journal, no write, and no claim of one.
         if (plan->diff.empty() || edit->new_head == edit->old_head) {

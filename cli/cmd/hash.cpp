@@ -16,7 +16,8 @@
 #include "common/out_buffer.hpp"
 #include "common/progress.hpp"
 #include "common/run_printing.hpp"
-#include "common/sha256_arg.hpp"
+#include "minfer/toolbox/hash_line.hpp"
+#include "minfer/toolbox/sha256_text.hpp"
 #include "common/usage_error.hpp"
 #include "minfer/check/manifest.hpp"
 #include "minfer/check/model_hash.hpp"
@@ -55,12 +56,10 @@ std::vector<hash_kind> chosen_kinds() {
     return k;
 }
 
-// llama-gguf-hash's line: "%-8s  %s  %s", and in check mode "  -  <status>" after it.
+// llama-gguf-hash's line (minfer::toolbox's, which the Python module's hash() gives too).
 void print_line(out_buffer& out, hash_kind kind, const std::string& text, std::string_view name,
                 std::string_view status = {}) {
-    out.print("{:<8}  {}  ", check::to_string(kind), text);
-    out.write(name);
-    if (!status.empty()) out.print("  -  {}", status);
+    out.write(toolbox::hash_line(kind, text, name, status));
     out.put('\n');
 }
 
@@ -76,8 +75,8 @@ int run(out_buffer& out) {
     std::vector<check::digest> expected;
     for (const auto& hex : opt.expect) {
         std::string why;
-        const auto d = parse_sha256_arg(hex, &why);
-        if (!d) return usage_error(fmt::format("--expect {}: not a SHA-256: {} ({})", hex, why, sha256_form));
+        const auto d = toolbox::parse_sha256(hex, &why);
+        if (!d) return usage_error(fmt::format("--expect {}: not a SHA-256: {} ({})", hex, why, toolbox::sha256_form));
         expected.push_back(*d);
     }
     std::vector<hash_kind> kinds = chosen_kinds();

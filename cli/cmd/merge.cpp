@@ -14,7 +14,7 @@
 #include "../common/exit_codes.hpp"
 #include "../common/open_model.hpp"
 #include "../common/out_buffer.hpp"
-#include "../common/part_of.hpp"
+#include "minfer/toolbox/part_of.hpp"
 #include "../common/run_printing.hpp"
 #include "../common/progress.hpp"
 #include "../common/sizes.hpp"
@@ -50,7 +50,7 @@ int run(out_buffer& out) {
 
     // The output may never be one of the parts (not even with --force), and replaces an existing
     // file only with --force.
-    if (const auto part = part_of(*m, opt.output))
+    if (const auto part = toolbox::part_of(*m, opt.output))
         return usage_error(gguf::escape(opt.output) + " is part " + std::to_string(*part + 1) +
                            " of the input set; merge never writes over its input");
     // A FIFO, device or directory is never replaced, not even with --force (docs/CLI.md "Output files").

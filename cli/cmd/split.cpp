@@ -22,10 +22,11 @@
 #include "../common/exit_codes.hpp"
 #include "../common/open_model.hpp"
 #include "../common/out_buffer.hpp"
-#include "../common/part_of.hpp"
+#include "minfer/toolbox/part_of.hpp"
 #include "../common/run_printing.hpp"
 #include "../common/progress.hpp"
-#include "../common/size_arg.hpp"
+#include "minfer/toolbox/size_text.hpp"
+#include "minfer/toolbox/split_write.hpp"
 #include "../common/sizes.hpp"
 #include "../common/usage_error.hpp"
 #include "commands.hpp"
@@ -85,34 +86,27 @@ void print_parts(out_buffer& out, std::string_view what, const gguf::model& m, c
     for (std::uint32_t i = 0; i < plan.part_count(); ++i) out.print("{}\n", part_line(m, plan, i, names[i], name_w));
 }
 
-// Remove the parts this run wrote (a failed split leaves nothing behind).
-void remove_written(const std::vector<std::string>& written) {
-    std::size_t removed = 0;
-    for (const std::string& p : written) {
-        std::error_code ec;
-        if (std::filesystem::remove(p, ec)) {
-            ++removed;
-        } else if (ec) {
-            fmt::print(stderr, "Error: cannot remove {}: {}\n", gguf::escape(p), ec.message());
-        }
-    }
-    if (!written.empty())
+// What the rollback of a failed split did (it removed the parts this run wrote: nothing is left behind).
+void print_rollback(const toolbox::split_write_failure& f) {
+    for (const auto& [p, ec] : f.not_removed)
+        fmt::print(stderr, "Error: cannot remove {}: {}\n", gguf::escape(p), ec.message());
+    if (!f.removed.empty() || !f.not_removed.empty())
         fmt::print(stderr, "Removed {} this run had written.\n",
-                   removed == 1 ? std::string("the part") : fmt::format("the {} parts", removed));
+                   f.removed.size() == 1 ? std::string("the part") : fmt::format("the {} parts", f.removed.size()));
 }
 
 int run(out_buffer& out) {
     gguf::split_options so;
     so.no_tensor_first_split = opt.no_tensor_first_split;
     if (max_tensors_opt != nullptr && max_tensors_opt->count() > 0) {
-        const auto n = parse_count(opt.max_tensors);
+        const auto n = toolbox::parse_count(opt.max_tensors);
         if (!n) return usage_error("--split-max-tensors: '" + gguf::escape(opt.max_tensors) + "' is not a whole number");
         if (*n == 0) return usage_error("--split-max-tensors must be at least 1");
         so.max_tensors = *n;
     }
     if (max_size_opt != nullptr && max_size_opt->count() > 0) {
         std::string why;
-        const auto n = parse_size_arg(opt.max_size, why);
+        const auto n = toolbox::parse_size(opt.max_size, why);
         if (!n) return usage_error("--split-max-size: '" + gguf::escape(opt.max_size) + "': " + why);
         so.max_bytes = *n;
     }
@@ -135,7 +129,7 @@ int run(out_buffer& out) {
     // part whose name is a link is written at the link's target (the link stays).
     std::vector<std::string> targets;
     for (const std::string& n : names) {
-        if (part_of(*m, n))
+        if (toolbox::part_of(*m, n))
             return usage_error(gguf::escape(n) + " is a file of the input model; split never writes over its input");
         auto checked = gguf::check_output_path(n, opt.force);
         if (!checked) {
@@ -172,37 +166,21 @@ int run(out_buffer& out) {
         return exit_ok;
     }
 
-    auto src = gguf::model_source::open(*m);
-    if (!src) return report_error(src.error());
-
-    std::vector<std::string> written;
     {
+        // minfer::toolbox's protocol (as toolbox.split's): part 1 last, an old part 1 removed first
+        // with --force, the parts written removed again on a failure.
         progress bar("splitting " + gguf::escape(opt.input), opt.quiet);
-        std::uint64_t before = 0;
-        const std::uint64_t total = plan->total_bytes();
-        // Part 1 is written last: a set is opened through part 1, so until the last commit there is
-        // no set to open, and a run killed part-way leaves no set that looks whole. With --force, an
-        // old part 1 goes first, for the same reason (its old siblings are being replaced).
-        if (opt.force && plan->part_count() > 1) {
-            std::error_code ec;
-            std::filesystem::remove(targets[0], ec);  // a regular file (checked above), a link's target
-        }
-        const std::uint32_t n_parts = plan->part_count();
-        for (std::uint32_t k = 0; k < n_parts; ++k) {
-            const std::uint32_t i = n_parts > 1 ? (k + 1) % n_parts : 0;  // 2, 3, …, N, then 1
-            gguf::write_options wo;
-            wo.file.replace_existing = opt.force;
-            wo.progress = [&bar, before, total](std::uint64_t done, std::uint64_t) { bar.update(before + done, total); };
-            auto w = plan->part_writer(*m, *src, i);
-            gguf::result<void> r = w ? w->write(targets[i], wo) : gguf::result<void>(gguf::unexpected(w.error()));
-            if (!r) {
-                bar.finish();
-                fmt::print(stderr, "Error: writing part {} of {}: {}\n", i + 1, plan->part_count(), r.error().message());
-                remove_written(written);
-                return exit_code_for(r.error());
-            }
-            written.push_back(targets[i]);
-            before += plan->parts()[i].file_size;
+        toolbox::split_write_options wo;
+        wo.overwrite = opt.force;
+        wo.progress = [&bar](std::uint64_t done, std::uint64_t total) { bar.update(done, total); };
+        const auto failed = toolbox::write_split(*m, *plan, targets, wo);
+        if (failed) {
+            bar.finish();
+            if (!failed->part) return report_error(failed->error);
+            fmt::print(stderr, "Error: writing part {} of {}: {}\n", *failed->part + 1, plan->part_count(),
+                       failed->error.message());
+            print_rollback(*failed);
+            return exit_code_for(failed->error);
         }
     }
     if (!opt.quiet) {

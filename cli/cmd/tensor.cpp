@@ -26,7 +26,7 @@
 #include "../common/exit_codes.hpp"
 #include "../common/open_model.hpp"
 #include "../common/out_buffer.hpp"
-#include "../common/part_of.hpp"
+#include "minfer/toolbox/part_of.hpp"
 #include "../common/progress.hpp"
 #include "../common/quote.hpp"
 #include "../common/run_printing.hpp"
@@ -424,7 +424,7 @@ int not_found(const gguf::model& m) {
 // --dump FILE: refuse to write over an input part (never) or an existing file (without --force).
 gguf::result<gguf::atomic_file> open_dump(const gguf::model& m, int& usage) {
     usage = exit_ok;
-    if (const auto part = part_of(m, opt.dump)) {
+    if (const auto part = toolbox::part_of(m, opt.dump)) {
         usage = usage_error(fmt::format("{} is part {} of the model; --dump never writes over its input",
                                         gguf::escape(opt.dump), *part + 1));
         return gguf::unexpected(gguf::error{});

@@ -24,7 +24,7 @@
 #include "../common/progress.hpp"
 #include "../common/quote.hpp"
 #include "../common/run_printing.hpp"
-#include "../common/sha256_arg.hpp"
+#include "minfer/toolbox/sha256_text.hpp"
 #include "../common/value_stream.hpp"
 #include "../common/usage_error.hpp"
 #include "../print/json_writer.hpp"
@@ -129,9 +129,9 @@ std::optional<std::vector<check::digest>> parse_file_hashes(std::string& why) {
     std::vector<check::digest> out;
     for (const std::string& text : opt.file_sha256) {
         std::string reason;
-        auto d = parse_sha256_arg(text, &reason);
+        auto d = toolbox::parse_sha256(text, &reason);
         if (!d) {
-            why = fmt::format("--file-sha256 {}: not a SHA-256: {} ({})", cli::quoted(text), reason, sha256_form);
+            why = fmt::format("--file-sha256 {}: not a SHA-256: {} ({})", cli::quoted(text), reason, toolbox::sha256_form);
             return std::nullopt;
         }
         out.push_back(*d);

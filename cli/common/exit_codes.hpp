@@ -1,13 +1,15 @@
 #pragma once
 // Process exit codes, shared by every command (documented in `minfer --help` and docs/CLI.md).
+#include "minfer/toolbox/exit_code.hpp"
+
 namespace minfer::cli {
 
-enum exit_code : int {
-    exit_ok = 0,     ///< success
-    exit_parse = 1,  ///< the file is not a valid GGUF model (any parse, layout or split error); a --key that is absent
-    exit_usage = 2,  ///< bad command line, or a directory was given (nothing chosen)
-    exit_io = 3,     ///< a file cannot be opened or read (also SIGBUS while mapped), memory ran out, stdout failed
-};
+// The codes themselves are minfer::toolbox's, which the Python module's exceptions carry too.
+using toolbox::exit_code;
+using toolbox::exit_ok;
+using toolbox::exit_parse;
+using toolbox::exit_usage;
+using toolbox::exit_io;
 
 /// The help footer every command shows.
 inline constexpr const char* exit_codes_text =

@@ -19,7 +19,7 @@
 #include "minfer/remote/url.hpp"
 #include "quote.hpp"
 #include "sigbus_guard.hpp"
-#include "size_arg.hpp"
+#include "minfer/toolbox/size_text.hpp"
 
 namespace minfer::cli {
 
@@ -57,7 +57,7 @@ gguf::result<gguf::model> open_model_at(const std::string& location, bool no_mma
     remote::fetch_options fo;
     if (!args.max_fetch.empty()) {  // checked for a path too: a wrong option is wrong whatever it is given with
         std::string why;
-        const auto n = parse_size_arg(args.max_fetch, why);
+        const auto n = toolbox::parse_size(args.max_fetch, why);
         if (!n)
             return gguf::unexpected(usage_value(location, std::string("--max-fetch ").append(gguf::escape(args.max_fetch)).append(": ").append(why)));
         fo.max_fetch = *n;
@@ -116,35 +116,6 @@ gguf::result<gguf::model> open_local(const std::string& path, bool no_mmap) {
 }
 }  // namespace
 
-int exit_code_for(const gguf::error& e) noexcept {
-    switch (e.code) {
-        case gguf::errc::io_error:
-        case gguf::errc::split_part_missing:
-        case gguf::errc::out_of_memory:
-        // a remote file's transfer: the file may be fine, it could not be read
-        case gguf::errc::fetch_budget_exceeded:
-        case gguf::errc::http_status:
-        case gguf::errc::range_ignored:
-        case gguf::errc::bad_content_range:
-        case gguf::errc::transfer_failed: return exit_io;
-        case gguf::errc::bad_value_text:      // the command line's value, not the file
-        case gguf::errc::model_incomplete:    // a remote model where the file is needed
-        case gguf::errc::output_not_regular:  // an output that names no file to replace
-            return exit_usage;
-        default: return exit_parse;
-    }
-}
-
-namespace {
-// Codes that say the input file is not a valid model (what `model::open` returns), as opposed to a
-// request the file cannot honour (a key to set that is absent, no room in place, a journal).
-bool is_parse_failure(gguf::errc c) noexcept {
-    return static_cast<int>(c) <= static_cast<int>(gguf::errc::split_bad_name) && c != gguf::errc::key_not_found &&
-           c != gguf::errc::type_mismatch && c != gguf::errc::tensor_not_found &&
-           c != gguf::errc::index_out_of_range && c != gguf::errc::value_out_of_range;
-}
-}  // namespace
-
 int report_error(const gguf::error& e) {
     const int code = exit_code_for(e);
     if (e.code == gguf::errc::bad_value_text && e.subject.empty() && !e.file.empty() &&
@@ -154,7 +125,7 @@ int report_error(const gguf::error& e) {
         std::fflush(stderr);
         return code;
     }
-    if (code == exit_parse && is_parse_failure(e.code)) {
+    if (code == exit_parse && toolbox::is_parse_failure(e.code)) {
         fmt::print(stderr, "Error: failed to parse GGUF: {}\n", e.message());
     } else {
         fmt::print(stderr, "Error: {}\n", e.message());

@@ -6,6 +6,7 @@
 
 #include "minfer/gguf/error.hpp"
 #include "minfer/gguf/model.hpp"
+#include "minfer/toolbox/exit_code.hpp"
 
 namespace minfer::cli {
 
@@ -35,9 +36,8 @@ gguf::result<gguf::model> open_model_at(const std::string& location, bool no_mma
 /// open_model_at fetched a URL and stderr is a terminal or --stats was given; nothing otherwise.
 void print_fetch_stats(const remote_args& args);
 
-/// The exit code an open error maps to: exit_io for io_error, split_part_missing and out_of_memory,
-/// exit_parse for everything else.
-int exit_code_for(const gguf::error& e) noexcept;
+/// The exit code an error maps to (minfer::toolbox's classification, which the Python module uses too).
+using toolbox::exit_code_for;
 
 /// Print an open error to stderr ("Error: failed to parse GGUF: …" or "Error: …") and return its exit code.
 int report_error(const gguf::error& e);

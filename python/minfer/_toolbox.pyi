@@ -81,3 +81,6 @@ def estimate(
     timeout: Optional[float],
 ) -> Dict[str, Any]:
     """minfer estimate --json's document."""
+
+def parse_size(text: str) -> Tuple[Optional[int], Optional[str]]:
+    """A SIZE read as the minfer tool reads it: (bytes, None), or (None, why it is not one)."""

@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import numbers
 import os
-import re
 from dataclasses import dataclass
 from typing import Any, Dict, Iterable, List, Mapping, NoReturn, Optional, Sequence, Tuple, TypedDict, Union, cast
 
@@ -92,11 +91,6 @@ def _usage(message: str) -> NoReturn:
     raise RequestError(message, code="usage", section="access", exit_code=2)
 
 
-_SIZE = re.compile(r"([0-9]+)(?:\.([0-9]+))?(K|M|G|T|KiB|MiB|GiB|TiB)?")
-_UNITS = {None: 1, "K": 10**3, "M": 10**6, "G": 10**9, "T": 10**12,
-          "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40}
-
-
 def parse_size(size: Union[int, str], what: str = "size") -> int:
     """A size as the command line writes it (``split --split-max-size``, ``edit --reserve``): an
     int (bytes), or text: a number with an optional fraction, then a unit: none (bytes, whole
@@ -110,14 +104,11 @@ def parse_size(size: Union[int, str], what: str = "size") -> int:
     if isinstance(size, numbers.Integral):
         n = int(size)
     elif isinstance(size, str):
-        m = _SIZE.fullmatch(size)
-        if m is None:
-            _usage(f"{what}: {size!r}: not a size (a number, then K, M, G, T, KiB, MiB, GiB or TiB)")
-        whole, frac, unit = m.group(1), m.group(2), m.group(3)
-        if frac is not None and unit is None:
-            _usage(f"{what}: {size!r}: a fraction of a byte")
-        scale = 10 ** len(frac or "")
-        n = (int(whole) * scale + int(frac or "0")) * _UNITS[unit] // scale
+        # read by the C++ parser the minfer tool uses (minfer::toolbox::parse_size): one syntax
+        parsed, why = _toolbox.parse_size(size)
+        if parsed is None:
+            _usage(f"{what}: {size!r}: {why}")
+        n = parsed
     else:
         raise TypeError(f"{what} must be an int or a str, not {type(size).__name__}")
     if n < 1:
@@ -466,7 +457,8 @@ def hash(path: PathLike, *, kinds: Optional[Iterable[str]] = None, per_tensor: b
     tensor name whatever the path; without ``kinds`` its strongest kind is checked. The verdict is
     in ``result.check`` and ``result.exit_code``, not an exception.
     ``file_sha256``: the SHA-256 of each part file (the Hub's LFS checksum); ``expect``: the
-    expected one per part, in part order (implies ``file_sha256``). ``threads``: 0 = one per core.
+    expected one per part, in part order (implies ``file_sha256``; 64 hex digits in either case, as
+    the command's ``--expect``). ``threads``: 0 = one per core.
 
     Raises InvalidFileError, GGUFIOError (``exit_code`` 8 when the model cannot be read while
     checking), RequestError (``manifest_bad_line``, ``manifest_too_large``: exit_code 5;

@@ -2,48 +2,15 @@
 
 #include <Python.h>
 
+#include "minfer/toolbox/exit_code.hpp"
+
 namespace minfer::python {
 
-namespace {
-bool is_io(gguf::errc c) noexcept {
-    switch (c) {
-        case gguf::errc::io_error:
-        case gguf::errc::split_part_missing:
-        case gguf::errc::out_of_memory:
-        case gguf::errc::fetch_budget_exceeded:
-        case gguf::errc::http_status:
-        case gguf::errc::range_ignored:
-        case gguf::errc::bad_content_range:
-        case gguf::errc::transfer_failed: return true;
-        default: return false;
-    }
-}
-
-// Codes that say the file is not a valid model (what model::open returns besides I/O), plus a
-// hyperparameter llama.cpp cannot use; the rest are requests the file cannot honour.
-bool is_invalid_file(gguf::errc c) noexcept {
-    if (c == gguf::errc::bad_hyperparameter) return true;
-    return static_cast<int>(c) <= static_cast<int>(gguf::errc::split_bad_name) && c != gguf::errc::key_not_found &&
-           c != gguf::errc::type_mismatch && c != gguf::errc::tensor_not_found &&
-           c != gguf::errc::index_out_of_range && c != gguf::errc::value_out_of_range;
-}
-}  // namespace
-
 const char* error_kind(gguf::errc code) noexcept {
-    if (is_io(code)) return "io";
-    if (is_invalid_file(code)) return "invalid";
-    return "request";
+    return ::minfer::toolbox::to_string(::minfer::toolbox::kind_of(code)).data();  // a literal: NUL-terminated
 }
 
-int cli_exit_code(gguf::errc code) noexcept {
-    if (is_io(code)) return 3;
-    // the command line's value, not the file: a value that does not parse, an output that is no file,
-    // a remote model where the file is needed
-    if (code == gguf::errc::bad_value_text || code == gguf::errc::model_incomplete ||
-        code == gguf::errc::output_not_regular)
-        return 2;
-    return 1;
-}
+int cli_exit_code(gguf::errc code) noexcept { return ::minfer::toolbox::exit_code_for(code); }
 
 py::str file_text(std::string_view bytes) {
     PyObject* s = PyUnicode_DecodeUTF8(bytes.data(), static_cast<Py_ssize_t>(bytes.size()), "surrogateescape");

@@ -19,6 +19,9 @@
 #include "minfer/check/data_walk.hpp"
 #include "minfer/check/digest.hpp"
 #include "minfer/check/manifest.hpp"
+#include "minfer/toolbox/hash_line.hpp"
+#include "minfer/toolbox/sha256_text.hpp"
+#include "minfer/toolbox/size_text.hpp"
 #include "minfer/check/model_hash.hpp"
 #include "minfer/check/value_check.hpp"
 #include "minfer/check/vocab_check.hpp"
@@ -40,14 +43,7 @@ using check::hash_kind;
 
 // ---------------------------------------------------------------- hash
 
-// llama-gguf-hash's line "%-8s  %s  %s" (and "  -  <status>" in check mode), as bytes.
-std::string hash_line(hash_kind kind, const std::string& hex, std::string_view name, std::string_view status = {}) {
-    std::string s(check::to_string(kind));
-    if (s.size() < 8) s.append(8 - s.size(), ' ');
-    s.append("  ").append(hex).append("  ").append(name);
-    if (!status.empty()) s.append("  -  ").append(status);
-    return s;
-}
+using ::minfer::toolbox::hash_line;  // llama-gguf-hash's line, as `minfer hash` prints it
 
 py::dict hash(const std::string& path, const std::vector<std::string>& kind_names, bool per_tensor,
               const std::optional<std::string>& manifest_path, bool file_sha256, const std::vector<std::string>& expect,
@@ -61,10 +57,14 @@ py::dict hash(const std::string& path, const std::vector<std::string>& kind_name
     }
     std::sort(kinds.begin(), kinds.end());  // print order: xxh64, xxh3, sha1, sha256, uuid
     if (!expect.empty()) file_sha256 = true;
+    std::vector<std::string> expected;  // lowercase, as the digests' text: either case is accepted, as by the CLI
     for (const std::string& hex : expect) {
         std::string why;
-        if (!check::parse_digest(hash_kind::sha256, hex, &why))
-            raise_usage(std::string("expect ") + gguf::escape(hex) + ": " + why + " (a SHA-256 is 64 lowercase hexadecimal digits)");
+        const auto d = ::minfer::toolbox::parse_sha256(hex, &why);
+        if (!d)
+            raise_usage(std::string("expect ") + gguf::escape(hex) + ": " + why + " (" +
+                        std::string(::minfer::toolbox::sha256_form) + ")");
+        expected.push_back(d->text());
     }
     const bool checking = manifest_path.has_value();
     py::list lines;
@@ -225,12 +225,12 @@ py::dict hash(const std::string& path, const std::vector<std::string>& kind_name
             f["part"] = p + 1;
             f["path"] = text(paths[p]);
             f["sha256"] = hex;
-            f["expected"] = p < expect.size() ? py::object(py::str(expect[p])) : py::object(py::none());
-            f["match"] = p < expect.size() ? py::object(py::bool_(hex == expect[p])) : py::object(py::none());
+            f["expected"] = p < expect.size() ? py::object(py::str(expected[p])) : py::object(py::none());
+            f["match"] = p < expect.size() ? py::object(py::bool_(hex == expected[p])) : py::object(py::none());
             files.append(std::move(f));
         }
         for (std::size_t p = 0; p < expect.size() && p < paths.size(); ++p) {
-            const bool same = p < d.files.size() && d.files[p].text() == expect[p];
+            const bool same = p < d.files.size() && d.files[p].text() == expected[p];
             lines.append(text(paths[p] + ": " + (same ? "OK" : "FAILED")));
             failed = failed || !same;
         }
@@ -267,10 +267,8 @@ py::dict finding(const check::value_finding& f) {
 std::optional<std::vector<check::digest>> parse_file_hashes(const std::vector<std::string>& texts, std::string& why) {
     std::vector<check::digest> out;
     for (const std::string& t : texts) {
-        std::string lower = t;
-        for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
         std::string reason;
-        auto d = check::parse_digest(hash_kind::sha256, lower, &reason);
+        auto d = ::minfer::toolbox::parse_sha256(t, &reason);
         if (!d) {
             why = std::string("file_sha256 '") + gguf::escape(t) + "': not a SHA-256 (64 hex digits)" + (reason.empty() ? "" : std::string(": ") + reason);
             return std::nullopt;
@@ -780,7 +778,17 @@ py::dict estimate_(const std::string& location, std::optional<std::uint64_t> ctx
 
 }  // namespace
 
+// A size as text, read as the CLI reads it (minfer::toolbox::parse_size): the bytes, or the reason.
+py::object size_text(const std::string& text) {
+    std::string why;
+    const auto n = ::minfer::toolbox::parse_size(text, why);
+    if (!n) return py::make_tuple(py::none(), why);
+    return py::make_tuple(py::int_(*n), py::none());
+}
+
 void register_check(py::module_& m) {
+    m.def("parse_size", &size_text, py::arg("text"),
+          "A SIZE as the CLI reads it: (bytes, None), or (None, why it is not one).");
     m.def("hash", &hash, py::arg("path"), py::arg("kinds"), py::arg("per_tensor"), py::arg("manifest"),
           py::arg("file_sha256"), py::arg("expect"), py::arg("threads"), "Hash a model (minfer hash).");
     m.def("verify", &verify, py::arg("path"), py::arg("values"), py::arg("max_examples"), py::arg("threads"),

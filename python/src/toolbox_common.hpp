@@ -13,6 +13,7 @@
 #include "minfer/gguf/error.hpp"
 #include "minfer/gguf/model.hpp"
 #include "minfer/gguf/value.hpp"
+#include "minfer/toolbox/part_of.hpp"
 #include "py_error.hpp"
 
 namespace minfer::python::toolbox {
@@ -36,9 +37,8 @@ namespace py = pybind11;
 /// tensor data do: a URL is refused (bad_value_text: download it first). Raises the open error.
 gguf::model open_local(const std::string& path, bool mmap);
 
-/// The 0-based part of `m` that `path` is (same device and inode), if any: another spelling of a
-/// path, a symbolic or a hard link are caught.
-std::optional<std::size_t> part_of(const gguf::model& m, const std::filesystem::path& path);
+/// The 0-based part of `m` that `path` is (same device and inode): minfer::toolbox's, as the CLI's.
+using ::minfer::toolbox::part_of;
 
 /// A scalar or string record as a Python value (int, float, bool, str); None for an array.
 py::object scalar_value(const gguf::kv& e);

@@ -2,8 +2,6 @@
 // hash, verify, diff, estimate: toolbox_check.cpp) over the same libraries. This file holds the
 // module and the glue both halves share. The Python wrappers (minfer/toolbox.py) check and convert
 // the arguments and shape the results; these functions take plain values and return dicts.
-#include <sys/stat.h>
-
 #include <pybind11/pybind11.h>
 
 #include <cstring>
@@ -65,17 +63,6 @@ gguf::model open_local(const std::string& path, bool mmap) {
     gguf::open_options oo;
     oo.mode = mmap ? gguf::load_mode::map : gguf::load_mode::read;
     return unwrap(without_gil([&] { return gguf::model::open(std::filesystem::path(path), oo); }));
-}
-
-std::optional<std::size_t> part_of(const gguf::model& m, const std::filesystem::path& path) {
-    struct stat target {};
-    if (::stat(path.c_str(), &target) != 0) return std::nullopt;
-    for (std::size_t i = 0; i < m.parts().size(); ++i) {
-        struct stat st {};
-        if (::stat(m.parts()[i].path.c_str(), &st) == 0 && st.st_dev == target.st_dev && st.st_ino == target.st_ino)
-            return i;
-    }
-    return std::nullopt;
 }
 
 namespace {

@@ -19,6 +19,8 @@
 #include "minfer/gguf_write/output_path.hpp"
 #include "minfer/gguf_write/rewrite.hpp"
 #include "minfer/gguf_write/split_plan.hpp"
+#include "minfer/toolbox/edit_steps.hpp"
+#include "minfer/toolbox/split_write.hpp"
 #include "toolbox_common.hpp"
 
 namespace minfer::python::toolbox {
@@ -62,25 +64,11 @@ py::list diff_list(const gguf::metadata_edit_plan& plan) {
     return out;
 }
 
-std::vector<gguf::tensor_ref> part_tensors(const gguf::model& m, std::uint32_t part) {
-    std::vector<gguf::tensor_ref> t;
-    for (const gguf::tensor_ref& r : m.tensors())
-        if (r.part == part) t.push_back(r);
-    return t;
-}
-
-gguf::result<gguf::in_place_edit> plan_in_place(const gguf::model& m, const gguf::metadata_edit_plan& plan) {
-    auto src = gguf::model_source::open(m);
-    if (!src) return gguf::unexpected(std::move(src).error());
-    const std::vector<gguf::tensor_ref> tensors = part_tensors(m, 0);
-    auto w = gguf::rewrite(m, *src, plan.changes, tensors);
-    if (!w) return gguf::unexpected(std::move(w).error());
-    return gguf::plan_in_place(m, 0, *w);
-}
+using ::minfer::toolbox::plan_in_place_edit;  // part 1's head with the plan's changes, as the CLI plans it
 
 // Whether an in-place edit would fit, into `r` (a dry run's verdict).
 void in_place_verdict(const gguf::model& m, const gguf::metadata_edit_plan& plan, py::dict& r) {
-    const gguf::result<gguf::in_place_edit> e = without_gil([&] { return plan_in_place(m, plan); });
+    const gguf::result<gguf::in_place_edit> e = without_gil([&] { return plan_in_place_edit(m, plan); });
     r["in_place_fits"] = e.has_value();
     if (e) {
         r["in_place_padding"] = e->padding_bytes;
@@ -94,15 +82,8 @@ void in_place_verdict(const gguf::model& m, const gguf::metadata_edit_plan& plan
     r["in_place_error"] = std::string(gguf::to_string(err.code));
 }
 
-void refuse_journal(const fs::path& p) {
-    std::error_code ec;
-    const fs::path journal = gguf::undo_journal_path(p);
-    if (!fs::exists(journal, ec)) return;
-    gguf::error e;
-    e.code = gguf::errc::journal_present;
-    e.file = journal.string();
-    raise_error(e);
-}
+// journal_present when an interrupted in-place edit left a journal beside `p` (as the CLI refuses it).
+void refuse_journal(const fs::path& p) { unwrap(::minfer::toolbox::refuse_journal(p)); }
 
 // A change as the wrapper passes it: (op, key, type name, text).
 gguf::metadata_edit to_edit(const std::string& op, const std::string& key, const std::string& type,
@@ -172,19 +153,13 @@ py::dict edit(const std::string& path, const std::string& output,
     }
     if (reserve > 0 && in_place)
         raise_usage("reserve leaves room in a new file (output); an in-place edit keeps the room the file has");
-    if (reserve > (std::uint64_t{1} << 30)) raise_usage("reserve: at most 1 GiB of room");
+    if (reserve > ::minfer::toolbox::max_reserve) raise_usage("reserve: at most 1 GiB of room");
 
     gguf::metadata_edit_options options;
     options.drop_padding = !in_place;
     options.allow_type_change = allow_type_change;
     gguf::metadata_edit_plan plan = unwrap(gguf::plan_metadata_edit(m, edits, options));
-    if (reserve > 0) {
-        std::vector<std::byte> value(12 + static_cast<std::size_t>(reserve));  // u8 tag, u64 count, zeros
-        const std::uint64_t count = reserve;
-        std::memcpy(value.data() + 4, &count, 8);
-        plan.changes.push_back(gguf::metadata_change::set_encoded(std::string(gguf::in_place_padding_key),
-                                                                  gguf::value_type::array, std::move(value)));
-    }
+    ::minfer::toolbox::add_reserve(plan, reserve);
 
     py::dict r;
     r["path"] = text(path);
@@ -218,7 +193,7 @@ py::dict edit(const std::string& path, const std::string& output,
         gguf::result<void> done;
         bool unchanged = false;
         const gguf::result<gguf::in_place_edit> e = without_gil([&] {
-            auto planned = plan_in_place(m, plan);
+            auto planned = plan_in_place_edit(m, plan);
             // Nothing to change (as the CLI): no journal, no write, written stays False.
             unchanged = planned && (plan.diff.empty() || planned->new_head == planned->old_head);
             if (planned && !unchanged) done = gguf::apply_in_place(*planned);
@@ -359,47 +334,16 @@ py::dict split(const std::string& path, const std::string& prefix, std::optional
     r["written"] = false;
     if (dry_run) return r;
 
-    // Part 1 last (a set is opened through part 1: none is visible before all of it exists); a
-    // failure removes the parts this call wrote.
-    std::optional<gguf::error> failure;
-    std::uint32_t failed_part = 0;
-    std::vector<std::string> written;
-    {
-        py::gil_scoped_release unlocked;
-        auto src = gguf::model_source::open(m);
-        if (!src) {
-            failure = src.error();
-        } else {
-            const std::uint32_t n_parts = plan.part_count();
-            if (overwrite && n_parts > 1) {
-                std::error_code ec;
-                fs::remove(targets[0], ec);  // a regular file (checked above), a link's target
-            }
-            for (std::uint32_t k = 0; k < n_parts && !failure; ++k) {
-                const std::uint32_t i = n_parts > 1 ? (k + 1) % n_parts : 0;  // 2, 3, …, N, then 1
-                gguf::write_options wo;
-                wo.file.replace_existing = overwrite;
-                auto w = plan.part_writer(m, *src, i);
-                gguf::result<void> res = w ? w->write(targets[i], wo) : gguf::result<void>(gguf::unexpected(w.error()));
-                if (!res) {
-                    failure = res.error();
-                    failed_part = i;
-                } else {
-                    written.push_back(targets[i]);
-                }
-            }
-            if (failure)
-                for (const std::string& p : written) {
-                    std::error_code ec;
-                    fs::remove(p, ec);
-                }
-        }
-    }
+    // minfer::toolbox's protocol (as `minfer split`'s): part 1 last (a set is opened through part 1:
+    // none is visible before all of it exists); a failure removes the parts this call wrote.
+    ::minfer::toolbox::split_write_options wo;
+    wo.overwrite = overwrite;
+    const auto failure = without_gil([&] { return ::minfer::toolbox::write_split(m, plan, targets, wo); });
     if (failure) {
-        if (gguf::is_output_exists(*failure) && !overwrite)
-            raise_usage(gguf::escape(names[failed_part]) + " already exists (pass overwrite=True to replace it)",
-                        names[failed_part]);
-        raise_error(*failure);
+        if (failure->part && gguf::is_output_exists(failure->error) && !overwrite)
+            raise_usage(gguf::escape(names[*failure->part]) + " already exists (pass overwrite=True to replace it)",
+                        names[*failure->part]);
+        raise_error(failure->error);
     }
     r["written"] = true;
     return r;

@@ -473,6 +473,17 @@ def test_parse_size_matches_the_documented_examples():
     assert toolbox.parse_size("1.0009K") == 1000
 
 
+def test_parse_size_reads_as_the_cli_does(minfer_cli, sample, tmp_path):
+    # one parser (minfer::toolbox::parse_size) for both: the same refusals and the same reasons
+    for text, why in (("1." + "0" * 19 + "K", "too many decimals"), ("1.5", "a number of bytes must be whole"),
+                      ("1kb", "unknown unit 'kb'"), ("0K", "at least 1 byte"), ("G", "must start with a number")):
+        with pytest.raises(RequestError) as e:
+            toolbox.parse_size(text, "max_size")
+        assert e.value.code == "usage" and why in str(e.value), (text, str(e.value))
+        res = cli(minfer_cli, "split", sample, tmp_path / "p", "--split-max-size", text)
+        assert res.returncode == e.value.exit_code == 2 and why.encode() in res.stderr, (text, res.stderr)
+
+
 def test_merge_refusals(minfer_cli, sample, tmp_path):
     with pytest.raises(InvalidFileError) as e:
         toolbox.merge(sample, tmp_path / "m.gguf")
@@ -544,6 +555,11 @@ def test_hash_check_and_expect(minfer_cli, sample, tmp_path):
     assert e.value.code == "usage"
     with pytest.raises(RequestError):
         toolbox.hash(sample, expect=[good, good])
+    # either case, as the CLI's --expect (one reading of a SHA-256, minfer::toolbox::parse_sha256)
+    upper = toolbox.hash(sample, expect=[good.upper()])
+    res = cli(minfer_cli, "hash", sample, "--expect", good.upper())
+    assert upper.files[0]["match"] is True and upper.exit_code == res.returncode == 0
+    assert upper.text().encode() == res.stdout
 
 
 def test_hash_manifest_errors_keep_the_cli_exit_codes(minfer_cli, sample, tmp_path):

@@ -1,8 +1,8 @@
-#include "part_of.hpp"
+#include "minfer/toolbox/part_of.hpp"
 
 #include <sys/stat.h>
 
-namespace minfer::cli {
+namespace minfer::toolbox {
 
 std::optional<std::size_t> part_of(const gguf::model& m, const std::filesystem::path& path) {
     struct stat target {};
@@ -15,4 +15,4 @@ std::optional<std::size_t> part_of(const gguf::model& m, const std::filesystem::
     return std::nullopt;
 }
 
-}  // namespace minfer::cli
+}  // namespace minfer::toolbox

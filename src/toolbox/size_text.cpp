@@ -1,8 +1,8 @@
-#include "common/size_arg.hpp"
+#include "minfer/toolbox/size_text.hpp"
 
 #include "minfer/gguf/text.hpp"
 
-namespace minfer::cli {
+namespace minfer::toolbox {
 
 std::optional<std::uint64_t> parse_count(std::string_view s) {
     if (s.empty()) return std::nullopt;
@@ -15,7 +15,7 @@ std::optional<std::uint64_t> parse_count(std::string_view s) {
     return v;
 }
 
-std::optional<std::uint64_t> parse_size_arg(std::string_view text, std::string& why) {
+std::optional<std::uint64_t> parse_size(std::string_view text, std::string& why) {
     std::size_t i = 0;
     while (i < text.size() && text[i] >= '0' && text[i] <= '9') ++i;
     const std::string_view whole = text.substr(0, i);
@@ -89,4 +89,4 @@ std::optional<std::uint64_t> parse_size_arg(std::string_view text, std::string& 
     return bytes;
 }
 
-}  // namespace minfer::cli
+}  // namespace minfer::toolbox

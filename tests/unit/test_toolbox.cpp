@@ -1,0 +1,235 @@
+// minfer::toolbox: the pieces both frontends (the CLI and the Python module) call.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <optional>
+
+#include "gguf_bytes.hpp"
+#include "minfer/toolbox/edit_steps.hpp"
+#include "minfer/toolbox/exit_code.hpp"
+#include "minfer/toolbox/hash_line.hpp"
+#include "minfer/toolbox/part_of.hpp"
+#include "minfer/toolbox/sha256_text.hpp"
+#include "minfer/toolbox/size_text.hpp"
+#include "minfer/toolbox/split_write.hpp"
+
+namespace tb = minfer::toolbox;
+using minfer::gguf::errc;
+
+TEST(ToolboxExitCode, IoCodesAreExit3AndKindIo) {
+    for (errc c : {errc::io_error, errc::split_part_missing, errc::out_of_memory, errc::fetch_budget_exceeded,
+                   errc::http_status, errc::range_ignored, errc::bad_content_range, errc::transfer_failed}) {
+        EXPECT_EQ(tb::exit_code_for(c), 3) << minfer::gguf::to_string(c);
+        EXPECT_EQ(tb::kind_of(c), tb::error_kind::io) << minfer::gguf::to_string(c);
+        EXPECT_FALSE(tb::is_parse_failure(c)) << minfer::gguf::to_string(c);
+    }
+}
+
+TEST(ToolboxExitCode, CommandLineValuesAreUsage) {
+    for (errc c : {errc::bad_value_text, errc::model_incomplete, errc::output_not_regular})
+        EXPECT_EQ(tb::exit_code_for(c), 2) << minfer::gguf::to_string(c);
+    EXPECT_EQ(tb::kind_of(errc::bad_value_text), tb::error_kind::request);
+}
+
+TEST(ToolboxExitCode, ParseFailuresAreInvalidFilesAndRequestsAreNot) {
+    EXPECT_TRUE(tb::is_parse_failure(errc::bad_magic));
+    EXPECT_TRUE(tb::is_parse_failure(errc::split_bad_name));
+    EXPECT_EQ(tb::kind_of(errc::bad_magic), tb::error_kind::invalid_file);
+    EXPECT_EQ(tb::exit_code_for(errc::bad_magic), 1);
+    for (errc c : {errc::key_not_found, errc::type_mismatch, errc::tensor_not_found, errc::index_out_of_range,
+                   errc::value_out_of_range}) {
+        EXPECT_FALSE(tb::is_parse_failure(c)) << minfer::gguf::to_string(c);
+        EXPECT_EQ(tb::kind_of(c), tb::error_kind::request) << minfer::gguf::to_string(c);
+        EXPECT_EQ(tb::exit_code_for(c), 1) << minfer::gguf::to_string(c);
+    }
+    // a valid file whose model llama.cpp cannot load: an invalid file, though not a parse failure
+    EXPECT_FALSE(tb::is_parse_failure(errc::bad_hyperparameter));
+    EXPECT_EQ(tb::kind_of(errc::bad_hyperparameter), tb::error_kind::invalid_file);
+    EXPECT_EQ(tb::to_string(tb::error_kind::invalid_file), "invalid");
+    EXPECT_EQ(tb::to_string(tb::error_kind::request), "request");
+    EXPECT_EQ(tb::to_string(tb::error_kind::io), "io");
+}
+
+// ------------------------------------------------------------------------------ the option texts
+
+TEST(ToolboxSize, ReadsTheDocumentedForms) {
+    std::string why;
+    EXPECT_EQ(tb::parse_size("2G", why), 2'000'000'000u);
+    EXPECT_EQ(tb::parse_size("1.5GiB", why), 1'610'612'736u);
+    EXPECT_EQ(tb::parse_size("0.5KiB", why), 512u);
+    EXPECT_EQ(tb::parse_size("1.0009K", why), 1000u);
+    EXPECT_EQ(tb::parse_size("18446744073709551615", why), 18446744073709551615ull);
+    EXPECT_FALSE(tb::parse_size("18446744073709551616", why));
+    EXPECT_EQ(why, "too large");
+    EXPECT_FALSE(tb::parse_size("1.5", why));
+    EXPECT_EQ(why, "a number of bytes must be whole");
+    EXPECT_FALSE(tb::parse_size("0K", why));
+    EXPECT_EQ(why, "it must be at least 1 byte");
+    EXPECT_FALSE(tb::parse_size("1kb", why));
+    EXPECT_NE(why.find("unknown unit 'kb'"), std::string::npos) << why;
+    EXPECT_FALSE(tb::parse_size("G", why));
+    EXPECT_EQ(why, "it must start with a number");
+    EXPECT_EQ(tb::parse_count("42"), 42u);
+    EXPECT_FALSE(tb::parse_count("-1"));
+    EXPECT_FALSE(tb::parse_count(""));
+}
+
+TEST(ToolboxSha256, EitherCaseAndTheReasonWithoutLowercase) {
+    const std::string lower(64, 'a');
+    const std::string upper(64, 'A');
+    std::string why;
+    const auto a = tb::parse_sha256(lower, &why);
+    const auto b = tb::parse_sha256(upper, &why);
+    ASSERT_TRUE(a && b);
+    EXPECT_EQ(a->text(), lower);
+    EXPECT_EQ(b->text(), lower);
+    EXPECT_FALSE(tb::parse_sha256(std::string(63, 'a') + "g", &why));
+    EXPECT_EQ(why.find("lowercase"), std::string::npos) << why;
+    EXPECT_FALSE(why.empty());
+    EXPECT_FALSE(tb::parse_sha256("abc", nullptr));
+}
+
+TEST(ToolboxHashLine, IsLlamaGgufHashsFormat) {
+    using minfer::check::hash_kind;
+    EXPECT_EQ(tb::hash_line(hash_kind::xxh64, "0123456789abcdef", "m.gguf:tok_embd"),
+              "xxh64     0123456789abcdef  m.gguf:tok_embd");
+    EXPECT_EQ(tb::hash_line(hash_kind::sha256, "ff", "m.gguf", "Ok"), "sha256    ff  m.gguf  -  Ok");
+    EXPECT_EQ(tb::hash_line(hash_kind::uuid, "u", std::string_view("a\xff", 2)), std::string("uuid      u  a\xff"));
+}
+
+TEST(ToolboxPartOf, FindsTheSameFileUnderAnotherName) {
+    using namespace minfer::test;
+    namespace fs = std::filesystem;
+    temp_dir dir;
+    const fs::path p = dir / "m.gguf";
+    gguf_bytes g;
+    g.header(3, 1, 0).tensor_info("w", {3}, minfer::gguf::tensor_type::f32, 0).pad(32).zeros(32);
+    write_file(p, g.span());
+    auto m = minfer::gguf::model::open(p);
+    ASSERT_TRUE(m) << m.error().message();
+    EXPECT_EQ(tb::part_of(*m, p), 0u);
+    EXPECT_EQ(tb::part_of(*m, dir / "." / "m.gguf"), 0u);  // another spelling
+    ASSERT_EQ(::link(p.c_str(), (dir / "hard.gguf").c_str()), 0);
+    EXPECT_EQ(tb::part_of(*m, dir / "hard.gguf"), 0u);     // a hard link
+    fs::create_symlink(p, dir / "sym.gguf");
+    EXPECT_EQ(tb::part_of(*m, dir / "sym.gguf"), 0u);      // a symbolic link
+    EXPECT_FALSE(tb::part_of(*m, dir / "absent.gguf"));
+    write_file(dir / "other.gguf", g.span());
+    EXPECT_FALSE(tb::part_of(*m, dir / "other.gguf"));    // equal bytes, another file
+}
+
+// ------------------------------------------------------------------------------ the edit's steps
+
+TEST(ToolboxEditSteps, RefuseJournalNamesTheJournal) {
+    using namespace minfer::test;
+    temp_dir dir;
+    const std::filesystem::path p = dir / "m.gguf";
+    EXPECT_TRUE(tb::refuse_journal(p));
+    const auto journal = minfer::gguf::undo_journal_path(p);
+    write_file(journal, bytes(4));
+    const auto r = tb::refuse_journal(p);
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().code, errc::journal_present);
+    EXPECT_EQ(r.error().file, journal.string());
+}
+
+TEST(ToolboxEditSteps, AddReserveAppendsAU8ArrayOfZeros) {
+    minfer::gguf::metadata_edit_plan plan;
+    tb::add_reserve(plan, 0);
+    EXPECT_TRUE(plan.changes.empty());
+    tb::add_reserve(plan, 64);
+    ASSERT_EQ(plan.changes.size(), 1u);
+    const auto& c = plan.changes[0];
+    EXPECT_EQ(c.key, minfer::gguf::in_place_padding_key);
+    EXPECT_EQ(c.type, minfer::gguf::value_type::array);
+    ASSERT_EQ(c.value.size(), 12u + 64u);
+    std::uint32_t tag = 99;
+    std::uint64_t count = 0;
+    std::memcpy(&tag, c.value.data(), 4);
+    std::memcpy(&count, c.value.data() + 4, 8);
+    EXPECT_EQ(tag, 0u);  // u8
+    EXPECT_EQ(count, 64u);
+    for (std::size_t i = 12; i < c.value.size(); ++i) EXPECT_EQ(c.value[i], std::byte{0});
+}
+
+TEST(ToolboxEditSteps, PlanInPlaceEditFitsNothingAndRefusesTooMuch) {
+    using namespace minfer::test;
+    temp_dir dir;
+    const std::filesystem::path p = dir / "m.gguf";
+    gguf_bytes g;
+    g.header(3, 1, 0).tensor_info("w", {3}, minfer::gguf::tensor_type::f32, 0).pad(32).zeros(32);
+    write_file(p, g.span());
+    auto m = minfer::gguf::model::open(p);
+    ASSERT_TRUE(m) << m.error().message();
+    minfer::gguf::metadata_edit_plan none;
+    auto same = tb::plan_in_place_edit(*m, none);
+    ASSERT_TRUE(same) << same.error().message();
+    EXPECT_EQ(same->new_head, same->old_head);
+    minfer::gguf::metadata_edit_plan big;
+    big.changes.push_back(minfer::gguf::metadata_change::set_string("general.name", std::string(500, 'x')));
+    auto refused = tb::plan_in_place_edit(*m, big);
+    ASSERT_FALSE(refused);
+    EXPECT_EQ(refused.error().code, errc::no_room_in_place);
+}
+
+// ------------------------------------------------------------------------------ split's protocol
+
+// A model of three f32 tensors of 8 values, and its plan of one tensor per part.
+class ToolboxSplitWrite : public ::testing::Test {
+protected:
+    void SetUp() override {
+        minfer::gguf::writer w;
+        const std::int64_t ne[] = {8};
+        const std::vector<std::byte> values(32, std::byte{1});
+        for (const char* name : {"a", "b", "c"}) w.add_tensor(name, minfer::gguf::tensor_type::f32, ne, values);
+        auto r = w.write(dir / "m.gguf");
+        ASSERT_TRUE(r) << r.error().message();
+        auto opened = minfer::gguf::model::open(dir / "m.gguf");
+        ASSERT_TRUE(opened) << opened.error().message();
+        m.emplace(std::move(*opened));
+        minfer::gguf::split_options so;
+        so.max_tensors = 1;
+        auto made = minfer::gguf::split_plan::make(*m, so);
+        ASSERT_TRUE(made) << made.error().message();
+        ASSERT_EQ(made->part_count(), 3u);
+        plan.emplace(std::move(*made));
+    }
+    minfer::test::temp_dir dir;
+    std::optional<minfer::gguf::model> m;
+    std::optional<minfer::gguf::split_plan> plan;
+};
+
+TEST_F(ToolboxSplitWrite, WritesEveryPartAndPartOneLast) {
+    std::vector<std::string> targets;
+    for (std::uint32_t i = 0; i < 3; ++i) targets.push_back(plan->part_name((dir / "s").string(), i));
+    std::vector<std::uint64_t> seen;
+    tb::split_write_options o;
+    o.progress = [&](std::uint64_t done, std::uint64_t total) {
+        EXPECT_EQ(total, plan->total_bytes());
+        seen.push_back(done);
+    };
+    EXPECT_FALSE(tb::write_split(*m, *plan, targets, o));
+    for (const auto& t : targets) EXPECT_TRUE(std::filesystem::exists(t)) << t;
+    auto set = minfer::gguf::model::open(targets[0]);
+    ASSERT_TRUE(set) << set.error().message();
+    EXPECT_EQ(set->parts().size(), 3u);
+    ASSERT_FALSE(seen.empty());
+    EXPECT_EQ(seen.back(), plan->total_bytes());  // the progress runs over all parts
+}
+
+TEST_F(ToolboxSplitWrite, AFailureRemovesThePartsWritten) {
+    // part 1 cannot be written (its directory does not exist): it comes last, after parts 2 and 3
+    std::vector<std::string> targets{(dir / "missing" / "p1.gguf").string(), (dir / "p2.gguf").string(),
+                                     (dir / "p3.gguf").string()};
+    const auto failed = tb::write_split(*m, *plan, targets, {});
+    ASSERT_TRUE(failed);
+    ASSERT_TRUE(failed->part);
+    EXPECT_EQ(*failed->part, 0u);
+    EXPECT_EQ(failed->error.code, errc::io_error);
+    EXPECT_EQ(failed->removed, (std::vector<std::string>{targets[1], targets[2]}));
+    EXPECT_TRUE(failed->not_removed.empty());
+    EXPECT_FALSE(std::filesystem::exists(targets[1]));
+    EXPECT_FALSE(std::filesystem::exists(targets[2]));
+}
