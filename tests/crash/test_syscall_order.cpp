@@ -124,7 +124,9 @@ bytes small_model(std::string_view name, int tensors) {
     w.set_array(in_place_padding_key, value_type::u8, std::span<const std::byte>(zeros));  // room in place
     for (int i = 0; i < tensors; ++i) {
         const std::int64_t ne[] = {64, 16};
-        w.add_tensor("t" + std::to_string(i), tensor_type::f32, ne,
+        std::string tensor_name("t");  // appended: GCC 12 -O3 warns falsely (-Wrestrict) on "t" + string
+        tensor_name += std::to_string(i);
+        w.add_tensor(tensor_name, tensor_type::f32, ne,
                      std::span<const std::byte>(random_bytes(64 * 16 * 4, static_cast<std::uint32_t>(i + 1))));
     }
     return to_bytes(w);

@@ -129,7 +129,7 @@ bytes small_model(std::uint32_t seed) {
     const std::vector<std::byte> zeros(512);
     w.set_array(gg::in_place_padding_key, gg::value_type::u8, std::span<const std::byte>(zeros));
     std::vector<std::string> vocab;
-    for (int i = 0; i < 40; ++i) vocab.push_back("tok" + std::to_string(i));
+    for (int i = 0; i < 40; ++i) vocab.push_back(std::string("tok").append(std::to_string(i)));
     w.set_strings("tokenizer.ggml.tokens", vocab);
     const std::int64_t ne[] = {32, 8};
     w.add_tensor("a", gg::tensor_type::f32, ne, random_bytes(32 * 8 * 4, seed));
