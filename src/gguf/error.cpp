@@ -11,7 +11,7 @@
 namespace minfer::gguf {
 namespace {
 
-constexpr std::array<std::string_view, 74> code_names{
+constexpr std::array<std::string_view, 77> code_names{
     "ok", "io_error", "out_of_memory", "truncated", "bad_magic", "bad_version", "byte_swapped",
     "version_unsupported", "version_too_new", "negative_count", "count_too_large", "empty_key", "duplicate_key",
     "bad_value_type", "nested_array", "string_too_long", "string_exceeds_file", "array_too_long",
@@ -25,7 +25,7 @@ constexpr std::array<std::string_view, 74> code_names{
     "too_many_parts", "type_not_convertible", "buffer_size_mismatch", "hash_unavailable", "manifest_too_large",
     "manifest_bad_line", "head_incomplete", "fetch_budget_exceeded", "http_status", "range_ignored",
     "bad_content_range", "transfer_failed", "bad_hyperparameter", "model_incomplete", "output_not_regular",
-    "input_too_large", "type_not_quantizable", "importance_required", "quantize_failed", "unknown"};
+    "input_too_large", "type_not_quantizable", "importance_required", "quantize_failed", "bad_imatrix", "imatrix_mismatch", "requantize_refused", "unknown"};
 
 constexpr std::array<std::string_view, 7> section_names{"file", "header", "metadata", "tensor_info", "data", "split",
                                                         "access"};
@@ -238,6 +238,15 @@ std::string error::describe(bool path_said) const {
         case errc::quantize_failed:
             return "row " + std::to_string(index) + ": quantizing to " + type_name(found) +
                    " failed (an input ggml's quantizer would stop on)" + (detail.empty() ? std::string() : ": " + detail);
+        case errc::bad_imatrix:
+            return std::string("the importance matrix is malformed") + (subject.empty() ? std::string() : " at entry " + s) +
+                   (detail.empty() ? std::string() : ": " + detail);
+        case errc::imatrix_mismatch:
+            return "the importance matrix has " + num(found) + " weights for tensor " + s + ", which needs " +
+                   num(expected);
+        case errc::requantize_refused:
+            return "tensor " + s + " is already quantized (" + type_name(found) +
+                   "); requantizing loses precision twice, allow it explicitly (--allow-requantize)";
         case errc::hash_unavailable:
             return "the hash " + s + " cannot be computed" + (detail.empty() ? std::string() : ": " + detail);
         case errc::manifest_too_large:

@@ -28,7 +28,8 @@ bool is_parse_failure(gguf::errc code) noexcept {
 
 error_kind kind_of(gguf::errc code) noexcept {
     if (is_io_failure(code)) return error_kind::io;
-    if (is_parse_failure(code) || code == gguf::errc::bad_hyperparameter) return error_kind::invalid_file;
+    if (is_parse_failure(code) || code == gguf::errc::bad_hyperparameter || code == gguf::errc::bad_imatrix)
+        return error_kind::invalid_file;
     return error_kind::request;
 }
 
@@ -47,6 +48,7 @@ int exit_code_for(gguf::errc code) noexcept {
         case gguf::errc::bad_value_text:      // the command line's value, not the file
         case gguf::errc::model_incomplete:    // a remote model where the file is needed
         case gguf::errc::output_not_regular:  // an output that names no file to replace
+        case gguf::errc::requantize_refused:  // needs the user's explicit --allow-requantize
             return exit_usage;
         default: return exit_parse;
     }

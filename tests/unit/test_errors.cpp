@@ -83,7 +83,10 @@ TEST(ErrorIds, EveryCodeHasItsStableName) {
                            "input_too_large",
                            "type_not_quantizable",
                            "importance_required",
-                           "quantize_failed"};
+                           "quantize_failed",
+                           "bad_imatrix",
+                           "imatrix_mismatch",
+                           "requantize_refused"};
     for (std::size_t i = 0; i < std::size(names); ++i) EXPECT_EQ(to_string(static_cast<errc>(i)), names[i]) << i;
     EXPECT_EQ(static_cast<std::size_t>(last_code) + 1, std::size(names));
     EXPECT_EQ(to_string(static_cast<errc>(std::size(names))), "unknown");

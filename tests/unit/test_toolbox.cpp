@@ -28,9 +28,15 @@ TEST(ToolboxExitCode, IoCodesAreExit3AndKindIo) {
 }
 
 TEST(ToolboxExitCode, CommandLineValuesAreUsage) {
-    for (errc c : {errc::bad_value_text, errc::model_incomplete, errc::output_not_regular})
+    for (errc c : {errc::bad_value_text, errc::model_incomplete, errc::output_not_regular, errc::requantize_refused})
         EXPECT_EQ(tb::exit_code_for(c), 2) << minfer::gguf::to_string(c);
     EXPECT_EQ(tb::kind_of(errc::bad_value_text), tb::error_kind::request);
+}
+
+TEST(ToolboxExitCode, AMalformedImportanceMatrixIsAnInvalidFile) {
+    EXPECT_EQ(tb::kind_of(errc::bad_imatrix), tb::error_kind::invalid_file);
+    EXPECT_EQ(tb::exit_code_for(errc::bad_imatrix), 1);
+    EXPECT_EQ(tb::exit_code_for(errc::imatrix_mismatch), 1);
 }
 
 TEST(ToolboxExitCode, ParseFailuresAreInvalidFilesAndRequestsAreNot) {

@@ -174,6 +174,14 @@ enum class errc : std::uint8_t {
                            ///< were given; found = the type id
     quantize_failed,       ///< quantize_rows: an input on which ggml's quantizer would assert (a codebook search
                            ///< that finds no point); index = the row, found = the type id
+    // quantizing a model (minfer::quant's importance reader, toolbox::quantize)
+    bad_imatrix,           ///< an importance-matrix file that is malformed (a count or length past its end, an
+                           ///< entry without its counts, a duplicate name, a non-finite weight); file = it,
+                           ///< offset = where, subject = the entry, detail = why
+    imatrix_mismatch,      ///< an importance entry whose size is not the tensor's (ne[0] x matrices); subject = the
+                           ///< tensor, expected = the tensor's count, found = the entry's
+    requantize_refused,    ///< quantizing a tensor that is already quantized, without allow_requantize (its values
+                           ///< would pass through a lossy format twice); subject = the tensor, found = its type id
 };
 
 /// An out_of_memory error saying what was being done when the text can be stored, and only the
@@ -183,7 +191,7 @@ struct error;
 error out_of_memory_error(std::string_view what = {}) noexcept;
 
 /// The last code of the list (update it when appending a code; tests walk 1..last_code).
-inline constexpr errc last_code = errc::quantize_failed;
+inline constexpr errc last_code = errc::requantize_refused;
 
 /// The region of a GGUF file an error belongs to.
 enum class section : std::uint8_t { file, header, metadata, tensor_info, data, split, access };
