@@ -10,6 +10,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh
+. scripts/ccache-env.sh
 secs=${1:-60}; shift || true
 cmake --preset fuzz >/dev/null
 cmake --build --preset fuzz

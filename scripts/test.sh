@@ -4,6 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh
+. scripts/ccache-env.sh
 preset=${1:-dev}
 if lib=$(scripts/llama-ref.sh 2>/dev/null); then
   export MINFER_LLAMA_LIB="$lib"
