@@ -310,6 +310,16 @@ std::string error::string_context() const {
 }
 
 namespace detail {
+const error& out_of_memory_fallback() noexcept {
+    // Built on first use without allocating (its strings stay empty), so it cannot fail itself.
+    static const error fallback = [] {
+        error e;
+        e.code = errc::out_of_memory;
+        return e;
+    }();
+    return fallback;
+}
+
 void bad_result_access(const error* e) noexcept {
     // A programming error in the caller, never caused by a file: say what was there, then abort.
     if (e == nullptr) {

@@ -312,3 +312,32 @@ TEST(Escape, LongSubjectsAreCapped) {
 }
 
 }  // namespace
+
+// A result carries its error on the heap (result.hpp's error_box): returning one costs a pointer,
+// not the few hundred bytes of an error, on every return of every call chain.
+static_assert(sizeof(minfer::gguf::result<void>) <= 2 * sizeof(void*));
+static_assert(sizeof(minfer::gguf::result<std::uint64_t>) <= 2 * sizeof(void*));
+static_assert(sizeof(minfer::gguf::error) > 8 * sizeof(void*));  // what boxing saves
+
+TEST(ResultBox, KeepsEveryFieldAndCopiesIndependently) {
+    using namespace minfer::gguf;
+    error e;
+    e.code = errc::truncated;
+    e.offset = 77;
+    e.file = "a-long-path-that-does-not-fit-in-the-small-string-buffer.gguf";
+    e.detail = "detail";
+    result<int> r = unexpected(e);
+    result<int> copy = r;
+    ASSERT_FALSE(copy.has_value());
+    EXPECT_EQ(copy.error().code, errc::truncated);
+    EXPECT_EQ(copy.error().offset, 77u);
+    EXPECT_EQ(copy.error().file, e.file);
+    EXPECT_NE(&copy.error(), &r.error());  // a deep copy, not a shared box
+    error moved = std::move(r).error();
+    EXPECT_EQ(moved.detail, "detail");
+    EXPECT_EQ(copy.error().detail, "detail");  // the copy is untouched by the move from the original
+    result<void> v = unexpected(moved);
+    EXPECT_EQ(v.error().file, e.file);
+    result<void> ok;
+    EXPECT_TRUE(ok.has_value());
+}
