@@ -73,10 +73,13 @@ result<std::string> read_capped_fd(int fd, const std::string& name, std::uint64_
         if (cap >= SIZE_MAX / 2) cap = SIZE_MAX / 2 - 1;
         return read_fd(fd, name, cap, too_large);
     } catch (...) {
-        error e;
-        e.code = errc::out_of_memory;
-        e.file = name;
-        e.detail = "reading the file";
+        // Building the error must not throw in turn (a noexcept function: std::terminate); the
+        // name is added only if it can be copied.
+        error e = out_of_memory_error("reading the file");
+        try {
+            e.file = name;
+        } catch (...) {
+        }
         return unexpected(std::move(e));
     }
 }
@@ -91,7 +94,14 @@ result<std::string> read_capped(const std::filesystem::path& path, std::uint64_t
         return unexpected(std::move(e));
     }
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
-    if (fd < 0) return unexpected(io(name, errno, {}));
+    if (fd < 0) {
+        const int err = errno;
+        try {
+            return unexpected(io(name, err, {}));
+        } catch (...) {
+            return unexpected(out_of_memory_error("reporting a file that cannot be opened"));
+        }
+    }
     auto r = read_capped_fd(fd, name, cap, too_large);
     ::close(fd);
     return r;

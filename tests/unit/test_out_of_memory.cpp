@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <new>
 #include <string>
@@ -29,6 +30,7 @@
 #include "minfer/gguf_write/split_plan.hpp"
 #include "minfer/gguf_write/writer.hpp"
 #include "minfer/quant/dequantize.hpp"
+#include "minfer/quant/importance.hpp"
 
 namespace {
 std::atomic<long> fail_after{-1};  // allocations still allowed; -1: all
@@ -271,6 +273,31 @@ TEST(OutOfMemory, Consumers) {
             return errc::out_of_memory;
         }
     });
+}
+
+TEST(OutOfMemory, Importance) {
+    temp_dir dir;
+    gg::writer w;
+    w.set_strings("imatrix.datasets", std::vector<std::string>{"calibration.txt"});
+    w.set_u32("imatrix.chunk_count", 4).set_u32("imatrix.chunk_size", 512);
+    const std::int64_t sums_ne[] = {32, 2}, counts_ne[] = {1, 2};
+    w.add_tensor("blk.0.ffn_down_exps.weight.in_sum2", gg::tensor_type::f32, sums_ne, bytes(32 * 2 * 4));
+    w.add_tensor("blk.0.ffn_down_exps.weight.counts", gg::tensor_type::f32, counts_ne, bytes(2 * 4));
+    write_file(dir / "im.gguf", to_bytes(w));
+    // the legacy .dat: one entry "w" (ncall 1, 2 values), then the chunk count and dataset "d"
+    const std::int32_t words[] = {1, 1, 0 /* 'w' patched below */, 1, 2, 0, 0, 7, 1, 0};
+    bytes dat(sizeof words);
+    std::memcpy(dat.data(), words, sizeof words);
+    dat.erase(dat.begin() + 8, dat.begin() + 12);
+    dat.insert(dat.begin() + 8, std::byte{'w'});
+    dat.erase(dat.end() - 4, dat.end());
+    dat.push_back(std::byte{'d'});
+    write_file(dir / "im.dat", dat);
+    minfer::quant::importance_filter f;
+    f.exclude = {"attn"};
+    const std::filesystem::path gguf_file = dir / "im.gguf", dat_file = dir / "im.dat";
+    under_pressure("quant::read_importance(gguf)", [&] { return code_of(minfer::quant::read_importance(gguf_file, f)); });
+    under_pressure("quant::read_importance(dat)", [&] { return code_of(minfer::quant::read_importance(dat_file)); });
 }
 
 }  // namespace

@@ -175,8 +175,8 @@ enum class errc : std::uint8_t {
     quantize_failed,       ///< quantize_rows: an input on which ggml's quantizer would assert (a codebook search
                            ///< that finds no point); index = the row, found = the type id
     // quantizing a model (minfer::quant's importance reader, toolbox::quantize)
-    bad_imatrix,           ///< an importance-matrix file that is malformed (a count or length past its end, an
-                           ///< entry without its counts, a duplicate name, a non-finite weight); file = it,
+    bad_imatrix,           ///< an importance-matrix file that is malformed (a negative count or length, an
+                           ///< entry without its counts, a wrong type or shape, a non-finite weight); file = it,
                            ///< offset = where, subject = the entry, detail = why
     imatrix_mismatch,      ///< an importance entry whose size is not the tensor's (ne[0] x matrices); subject = the
                            ///< tensor, expected = the tensor's count, found = the entry's

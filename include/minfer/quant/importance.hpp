@@ -28,12 +28,17 @@ struct importance_entry {
     std::vector<float> values;  ///< n_per_row * n_matrices weights
 };
 
-/// A whole importance matrix, after llama-quantize's include/exclude filtering.
+/// A whole importance matrix, after llama-quantize's include/exclude filtering. llama-quantize
+/// writes its quantize.imatrix.* keys only when `entries` is not empty (after the filter):
+/// file, dataset when has_dataset, entries_count = entries.size(), chunks_count when > 0.
 struct importance_matrix {
-    std::string file;              ///< the path as given: the value of quantize.imatrix.file
-    std::string dataset;           ///< quantize.imatrix.dataset: the first dataset named, "" if none
+    std::string file;              ///< quantize.imatrix.file: the path as given, cut to 127 bytes as llama-quantize does
+    std::string dataset;           ///< quantize.imatrix.dataset: the first dataset named (up to a NUL, at most
+                                   ///< 127 bytes), "" if none
+    bool has_dataset = false;      ///< the file names a dataset (possibly ""): llama-quantize writes the key then
     std::int32_t chunks_count = 0; ///< quantize.imatrix.chunks_count: the chunks the file was computed over
-    std::vector<importance_entry> entries;  ///< sorted by name, names unique
+                                   ///< (a GGUF file's u32 as llama-quantize's int: above INT32_MAX it is negative)
+    std::vector<importance_entry> entries;  ///< sorted by name (bytewise), names unique
 
     /// The entry of `tensor`, or nullptr.
     const importance_entry* find(std::string_view tensor) const noexcept;
