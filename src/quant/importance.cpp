@@ -15,7 +15,7 @@
 #include <utility>
 
 #include "minfer/gguf/file_view.hpp"
-#include "minfer/gguf/read_capped.hpp"
+#include "minfer/gguf/mapped_file.hpp"
 #include "minfer/gguf/types.hpp"
 #include "minfer/gguf/value.hpp"
 
@@ -28,7 +28,7 @@ using gguf::unexpected;
 
 // The most read. llama-imatrix's GGUF files hold in_sum2, in_sum and stats per tensor: a model with
 // hundreds of experts per layer (Kimi K2: 384 × 7168 sums for each of gate and up, in 60 layers)
-// reaches a few GiB. The file is read whole, as llama-quantize reads it (no_alloc = false).
+// reaches a few GiB. Larger is refused before a byte is read.
 constexpr std::uint64_t max_file_bytes = std::uint64_t{16} << 30;
 
 // llama_model_kv_override::val_str is char[128]: llama-quantize strncpy's 127 bytes into it, so its
@@ -294,16 +294,20 @@ result<std::vector<float>> weights(const std::string& name, const raw_entry& e, 
 
 result<importance_matrix> read(const std::filesystem::path& path, const importance_filter& filter) {
     const std::string file = path.string();
-    auto bytes = gguf::read_capped(path, max_file_bytes);
-    if (!bytes) {
-        error e = bytes.error();
-        if (e.code == errc::input_too_large) e.detail = "an importance matrix";
+    // Mapped, not read: the file costs address space, not memory, and only the weights of the
+    // entries kept are allocated (a few GiB of experts' sums, filtered to one layer, stay on disk).
+    auto mapped = gguf::mapped_file::open(path);
+    if (!mapped) return unexpected(mapped.error());
+    const std::span<const std::byte> span = mapped->bytes();
+    if (span.size() > max_file_bytes) {
+        error e = make_error(errc::input_too_large, file, 0, {}, "an importance matrix", gguf::section::file);
+        e.expected = max_file_bytes;
+        e.found = span.size();
         return unexpected(std::move(e));
     }
-    const auto span = std::as_bytes(std::span<const char>(bytes->data(), bytes->size()));
     // llama-quantize tries the GGUF loader first and falls back to the legacy reader when it fails;
     // here the magic decides, so a damaged GGUF file is reported as one.
-    const bool is_gguf = bytes->size() >= 4 && std::memcmp(bytes->data(), "GGUF", 4) == 0;
+    const bool is_gguf = span.size() >= 4 && std::memcmp(span.data(), "GGUF", 4) == 0;
     auto p = is_gguf ? read_gguf(span, file) : legacy_reader(span, file).read();
     if (!p) return unexpected(p.error());
 
