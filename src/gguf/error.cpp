@@ -11,7 +11,7 @@
 namespace minfer::gguf {
 namespace {
 
-constexpr std::array<std::string_view, 77> code_names{
+constexpr std::array<std::string_view, 78> code_names{
     "ok", "io_error", "out_of_memory", "truncated", "bad_magic", "bad_version", "byte_swapped",
     "version_unsupported", "version_too_new", "negative_count", "count_too_large", "empty_key", "duplicate_key",
     "bad_value_type", "nested_array", "string_too_long", "string_exceeds_file", "array_too_long",
@@ -25,7 +25,7 @@ constexpr std::array<std::string_view, 77> code_names{
     "too_many_parts", "type_not_convertible", "buffer_size_mismatch", "hash_unavailable", "manifest_too_large",
     "manifest_bad_line", "head_incomplete", "fetch_budget_exceeded", "http_status", "range_ignored",
     "bad_content_range", "transfer_failed", "bad_hyperparameter", "model_incomplete", "output_not_regular",
-    "input_too_large", "type_not_quantizable", "importance_required", "quantize_failed", "bad_imatrix", "imatrix_mismatch", "requantize_refused", "unknown"};
+    "input_too_large", "type_not_quantizable", "importance_required", "quantize_failed", "bad_imatrix", "imatrix_mismatch", "requantize_refused", "non_finite_weight", "unknown"};
 
 constexpr std::array<std::string_view, 7> section_names{"file", "header", "metadata", "tensor_info", "data", "split",
                                                         "access"};
@@ -247,6 +247,9 @@ std::string error::describe(bool path_said) const {
         case errc::requantize_refused:
             return "tensor " + s + " is already quantized (" + type_name(found) +
                    "); requantizing loses precision twice, allow it explicitly (--allow-requantize)";
+        case errc::non_finite_weight:
+            return "tensor " + s + " holds a NaN or an infinity at value " + snum(static_cast<std::uint64_t>(index)) +
+                   ", which no quantized type can represent";
         case errc::hash_unavailable:
             return "the hash " + s + " cannot be computed" + (detail.empty() ? std::string() : ": " + detail);
         case errc::manifest_too_large:

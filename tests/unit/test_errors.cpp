@@ -86,7 +86,8 @@ TEST(ErrorIds, EveryCodeHasItsStableName) {
                            "quantize_failed",
                            "bad_imatrix",
                            "imatrix_mismatch",
-                           "requantize_refused"};
+                           "requantize_refused",
+                           "non_finite_weight"};
     for (std::size_t i = 0; i < std::size(names); ++i) EXPECT_EQ(to_string(static_cast<errc>(i)), names[i]) << i;
     EXPECT_EQ(static_cast<std::size_t>(last_code) + 1, std::size(names));
     EXPECT_EQ(to_string(static_cast<errc>(std::size(names))), "unknown");

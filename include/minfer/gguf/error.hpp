@@ -182,6 +182,8 @@ enum class errc : std::uint8_t {
                            ///< tensor, expected = the tensor's count, found = the entry's
     requantize_refused,    ///< quantizing a tensor that is already quantized, without allow_requantize (its values
                            ///< would pass through a lossy format twice); subject = the tensor, found = its type id
+    non_finite_weight,     ///< quantizing a tensor holding a NaN or an infinity (llama-quantize's row validation
+                           ///< fails on it after the fact); subject = the tensor, index = the value's position
 };
 
 /// An out_of_memory error saying what was being done when the text can be stored, and only the
@@ -191,7 +193,7 @@ struct error;
 error out_of_memory_error(std::string_view what = {}) noexcept;
 
 /// The last code of the list (update it when appending a code; tests walk 1..last_code).
-inline constexpr errc last_code = errc::requantize_refused;
+inline constexpr errc last_code = errc::non_finite_weight;
 
 /// The region of a GGUF file an error belongs to.
 enum class section : std::uint8_t { file, header, metadata, tensor_info, data, split, access };
