@@ -14,7 +14,7 @@ merge, hash, verify, estimate, diff) has the ``minfer`` command's semantics. See
 
 from __future__ import annotations
 
-from . import errors, types
+from . import errors, quant, types
 from ._core import (
     Metadata,
     Model,
@@ -41,7 +41,7 @@ __all__ = [
     "dequantize", "tensor_type_name", "type_block", "can_dequantize", "active_isa",
     "edit", "edit_recover", "edit_discard_journal", "split", "merge", "hash", "verify", "estimate", "diff",
     "GGUFError", "InvalidFileError", "RequestError", "GGUFIOError",
-    "TensorType", "ValueType", "errors", "types",
+    "TensorType", "ValueType", "errors", "types", "quant",
 ]
 
 # The C++ mappings behave as the collections.abc protocols say (keys/items/values/get, `in`).

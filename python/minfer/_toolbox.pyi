@@ -84,3 +84,13 @@ def estimate(
 
 def parse_size(text: str) -> Tuple[Optional[int], Optional[str]]:
     """A SIZE read as the minfer tool reads it: (bytes, None), or (None, why it is not one)."""
+
+def quantize_rows(values: Any, type: Union[int, str], importance: Optional[Any], threads: int) -> Any:
+    """values: float32 C-contiguous, 1-D or 2-D; importance None or n_per_row float32. uint8 rows
+    (minfer.quant.quantize checks and converts the arguments)."""
+
+def tensor_type_id(name: str) -> int:
+    """A ggml type name in any case as its id; RequestError bad_value_text for an unknown name."""
+
+def can_quantize(type: int) -> bool: ...
+def requires_importance(type: int) -> bool: ...

@@ -61,5 +61,6 @@ inline py::str text(std::string_view bytes) { return file_text(bytes); }
 
 void register_write(py::module_& m);
 void register_check(py::module_& m);
+void register_quant(py::module_& m);
 
 }  // namespace minfer::python::toolbox

@@ -131,4 +131,5 @@ PYBIND11_MODULE(_toolbox, m) {
         "Use the documented wrappers in minfer.toolbox; these functions take plain values.";
     minfer::python::toolbox::register_write(m);
     minfer::python::toolbox::register_check(m);
+    minfer::python::toolbox::register_quant(m);
 }
