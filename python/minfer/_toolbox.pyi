@@ -6,6 +6,9 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
+import numpy as np
+import numpy.typing as npt
+
 _Text = Union[str, bytes]
 
 def edit(
@@ -85,7 +88,9 @@ def estimate(
 def parse_size(text: str) -> Tuple[Optional[int], Optional[str]]:
     """A SIZE read as the minfer tool reads it: (bytes, None), or (None, why it is not one)."""
 
-def quantize_rows(values: Any, type: Union[int, str], importance: Optional[Any], threads: int) -> Any:
+def quantize_rows(
+    values: npt.NDArray[np.float32], type: Union[int, str], importance: Optional[npt.NDArray[np.float32]], threads: int
+) -> npt.NDArray[np.uint8]:
     """values: float32 C-contiguous, 1-D or 2-D; importance None or n_per_row float32. uint8 rows
     (minfer.quant.quantize checks and converts the arguments)."""
 
