@@ -11,6 +11,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "minfer/gguf/text.hpp"
 #include "minfer/gguf/types.hpp"
@@ -89,9 +90,9 @@ py::array quantize_rows(const py::array& values, const py::handle& type_obj, con
     if (tr != nullptr && !tr->removed() && n_per_row > 0 && n_per_row % tr->block_elems == 0)
         row_bytes = n_per_row / tr->block_elems * tr->block_bytes;
     const std::int64_t out_rows = row_bytes == 0 ? 0 : rows;
-    py::array_t<std::uint8_t> out = values.ndim() == 1 ? py::array_t<std::uint8_t>({static_cast<py::ssize_t>(row_bytes)})
-                                                       : py::array_t<std::uint8_t>({static_cast<py::ssize_t>(out_rows),
-                                                                                    static_cast<py::ssize_t>(row_bytes)});
+    std::vector<py::ssize_t> shape{static_cast<py::ssize_t>(row_bytes)};
+    if (values.ndim() == 2) shape.insert(shape.begin(), static_cast<py::ssize_t>(out_rows));
+    py::array_t<std::uint8_t> out(shape);
     const std::span<std::byte> dst(reinterpret_cast<std::byte*>(out.mutable_data()),
                                    static_cast<std::size_t>(out_rows * row_bytes));
 
