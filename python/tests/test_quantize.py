@@ -4,21 +4,34 @@
   $MINFER_LLAMA_LIB (libggml-base.so; skipped loudly without it), byte for byte, for types of every
   family, with and without importance weights; the bytes do not depend on the thread count; the
   errors for bad inputs; round trips through minfer.quant.dequantize within each type's error.
+- minfer.quantize on a small llama-shaped model written by gguf_bytes.py: the file llama.cpp's
+  llama_model_quantize writes for the same options (libllama beside $MINFER_LLAMA_LIB, run in a child
+  process through ctypes: an assert there must not kill the test run), byte for byte; a dry run's
+  sizes are the written sizes; the outputs open with minfer.open and hold the planned types and
+  minfer.quant.quantize's bytes; options reach the library; errors raise with their exit_code.
 """
 
 from __future__ import annotations
 
 import ctypes
+import hashlib
 import os
+import subprocess
+import sys
 import threading
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 import minfer
 import minfer.quant
-from minfer.errors import RequestError
+from minfer.errors import GGUFError, InvalidFileError, RequestError
 from minfer.types import TensorType
+
+sys.path.insert(0, str(Path(__file__).parent))
+import gguf_bytes as gb  # noqa: E402
+from conftest import python_env  # noqa: E402
 
 # ---- ggml through ctypes -------------------------------------------------------------------------------
 
@@ -218,3 +231,261 @@ def test_can_quantize_and_requires_importance():
     assert not minfer.quant.can_quantize("q8_K") and not minfer.quant.can_quantize(2**40)
     assert [t for t in ("iq2_xxs", "iq2_xs", "iq1_s", "iq3_xxs", "q4_0") if minfer.quant.requires_importance(t)] == \
         ["iq2_xxs", "iq2_xs", "iq1_s"]
+
+
+# ---- minfer.quantize: a model --------------------------------------------------------------------------
+
+
+def tiny_model(path: Path, seed: int = 0, n_embd: int = 256, n_ff: int = 512, n_vocab: int = 32,
+               n_layer: int = 2, nan_in: str = "") -> Path:
+    """A llama-shaped model llama.cpp loads (hyperparameters, f16 weights, f32 norms; no vocabulary:
+    quantizing does not read it)."""
+    rng = np.random.default_rng(seed)
+    kvs = [("general.architecture", gb.STRING, "llama"), ("general.name", gb.STRING, "tiny"),
+           ("llama.block_count", gb.U32, n_layer), ("llama.context_length", gb.U32, 128),
+           ("llama.embedding_length", gb.U32, n_embd), ("llama.feed_forward_length", gb.U32, n_ff),
+           ("llama.attention.head_count", gb.U32, 4), ("llama.attention.head_count_kv", gb.U32, 4),
+           ("llama.rope.dimension_count", gb.U32, n_embd // 4),
+           ("llama.attention.layer_norm_rms_epsilon", gb.F32, 1e-5), ("general.file_type", gb.U32, 1)]
+    tensors = []
+
+    def add(name, shape, f16=True):
+        v = (rng.standard_normal(int(np.prod(shape))) * 0.02).astype(np.float32)
+        if name == nan_in:
+            v[300] = np.nan
+        tensors.append((name, shape, 1, v.astype(np.float16).tobytes()) if f16 else (name, shape, 0, v.tobytes()))
+
+    add("token_embd.weight", [n_embd, n_vocab])
+    for i in range(n_layer):
+        add(f"blk.{i}.attn_norm.weight", [n_embd], f16=False)
+        for w in ("attn_q", "attn_k", "attn_v", "attn_output"):
+            add(f"blk.{i}.{w}.weight", [n_embd, n_embd])
+        add(f"blk.{i}.ffn_norm.weight", [n_embd], f16=False)
+        add(f"blk.{i}.ffn_gate.weight", [n_embd, n_ff])
+        add(f"blk.{i}.ffn_up.weight", [n_embd, n_ff])
+        add(f"blk.{i}.ffn_down.weight", [n_ff, n_embd])
+    add("output_norm.weight", [n_embd], f16=False)
+    add("output.weight", [n_embd, n_vocab])
+    path.write_bytes(gb.gguf(kvs, tensors))
+    return path
+
+
+LLAMA_QUANTIZE = r"""
+import ctypes, sys
+class Params(ctypes.Structure):  # llama.h's llama_model_quantize_params (tests/support/llama_ref/llama_ref.hpp)
+    _fields_ = [("nthread", ctypes.c_int32), ("ftype", ctypes.c_int32), ("output_tensor_type", ctypes.c_int32),
+                ("token_embedding_type", ctypes.c_int32), ("allow_requantize", ctypes.c_bool),
+                ("quantize_output_tensor", ctypes.c_bool), ("only_copy", ctypes.c_bool), ("pure", ctypes.c_bool),
+                ("keep_split", ctypes.c_bool), ("dry_run", ctypes.c_bool), ("imatrix", ctypes.c_void_p),
+                ("kv_overrides", ctypes.c_void_p), ("tt_overrides", ctypes.c_void_p), ("prune_layers", ctypes.c_void_p),
+                ("tail", ctypes.c_ubyte * 8)]
+class Override(ctypes.Structure):  # llama_model_tensor_override {const char * pattern; enum ggml_type type;}
+    _fields_ = [("pattern", ctypes.c_char_p), ("type", ctypes.c_int32)]
+lib, inp, out, ftype, opts = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), eval(sys.argv[5])
+l = ctypes.CDLL(lib)
+l.llama_model_quantize_default_params.restype = Params
+l.llama_model_quantize.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(Params)]
+l.llama_model_quantize.restype = ctypes.c_uint32
+l.llama_backend_init()
+p = l.llama_model_quantize_default_params()
+p.ftype, p.nthread = ftype, 2
+for k in ("output_tensor_type", "token_embedding_type", "pure", "quantize_output_tensor"):
+    if k in opts:
+        setattr(p, k, opts[k])
+tt = opts.get("tensor_types", [])
+arr = (Override * (len(tt) + 1))(*[Override(pat.encode(), t) for pat, t in tt], Override(None, 0))
+if tt:
+    p.tt_overrides = ctypes.cast(arr, ctypes.c_void_p)
+sys.exit(l.llama_model_quantize(inp.encode(), out.encode(), ctypes.byref(p)))
+"""
+
+
+@pytest.fixture(scope="module")
+def libllama():
+    path = os.environ.get("MINFER_LLAMA_LIB")
+    if not path:
+        pytest.skip("MINFER_LLAMA_LIB is not set: minfer.quantize is not compared with llama_model_quantize")
+    lib = Path(path).parent / "libllama.v0.5.0.so"
+    if not lib.exists():
+        pytest.skip(f"{lib} is missing: minfer.quantize is not compared with llama_model_quantize")
+    return lib
+
+
+def llama_quantize(lib: Path, inp: Path, out: Path, ftype: int, **opts) -> bytes:
+    r = subprocess.run([sys.executable, "-c", LLAMA_QUANTIZE, str(lib), str(inp), str(out), str(ftype), repr(opts)],
+                       capture_output=True, env=python_env())
+    assert r.returncode == 0, r.stderr.decode(errors="replace")[-3000:]
+    return out.read_bytes()
+
+
+def sha(p: Path) -> str:
+    return hashlib.sha256(p.read_bytes()).hexdigest()
+
+
+# (minfer.quantize's TYPE and options, llama_ftype and llama_model_quantize_params' fields)
+LLAMA_CASES = [
+    ("Q4_K_M", {}, 15, {}),
+    ("q8_0", {}, 7, {}),
+    ("Q6_K", {"pure": True}, 18, {"pure": True}),
+    ("Q4_0", {"leave_output_tensor": True, "token_embedding_type": "q8_0"}, 2,
+     {"quantize_output_tensor": False, "token_embedding_type": 8}),
+    ("Q5_K_S", {"output_tensor_type": TensorType.Q8_0, "tensor_types": {"attn_V": "Q4_0", "ffn_.*": "iq4_nl"}}, 16,
+     {"output_tensor_type": 8, "tensor_types": [("attn_v", 2), ("ffn_.*", 20)]}),
+]
+
+
+@pytest.mark.parametrize("ftype,options,llama_ftype,llama_options", LLAMA_CASES,
+                         ids=[c[0] + ("-" + "-".join(c[1]) if c[1] else "") for c in LLAMA_CASES])
+def test_quantize_writes_llama_model_quantize_file(tmp_path, libllama, ftype, options, llama_ftype, llama_options):
+    src = tiny_model(tmp_path / "tiny-f16.gguf")
+    want = llama_quantize(libllama, src, tmp_path / "llama.gguf", llama_ftype, **llama_options)
+    r = minfer.quantize(src, tmp_path / "minfer.gguf", ftype, **options)
+    assert r.written and [o["path"] for o in r.outputs] == [str(tmp_path / "minfer.gguf")]
+    got = (tmp_path / "minfer.gguf").read_bytes()
+    assert len(got) == len(want) == r.file_size
+    assert hashlib.sha256(got).hexdigest() == hashlib.sha256(want).hexdigest()
+
+
+def test_dry_run_sizes_are_the_written_sizes_and_the_output_holds_the_plan(tmp_path):
+    src = tiny_model(tmp_path / "tiny-f16.gguf", seed=1)
+    out = tmp_path / "q.gguf"
+    plan = minfer.quantize(src, out, "Q4_K_M", dry_run=True)
+    assert not plan.written and plan.dry_run and not out.exists()
+    done = minfer.quantize(src, out, "Q4_K_M", threads=1)
+    assert done.written and not done.dry_run
+    assert [(o["path"], o["file_size"], o["tensor_count"]) for o in plan.outputs] == \
+        [(o["path"], o["file_size"], o["tensor_count"]) for o in done.outputs] == [(str(out), out.stat().st_size, 21)]
+    assert plan.plan == done.plan and plan.output_tensor_bytes == done.output_tensor_bytes
+    assert 4.0 < done.bits_per_weight < 6.0
+
+    with minfer.open(src) as m_in, minfer.open(out) as m_out:
+        assert [p["name"] for p in done.plan] == list(m_out.tensors.keys())
+        assert sorted(m_out.tensors.keys()) == sorted(m_in.tensors.keys())
+        for p in done.plan:
+            t_in, t_out = m_in.tensors[p["name"]], m_out.tensors[p["name"]]
+            assert (p["from"], p["to"]) == (t_in.type, t_out.type) and p["why"]
+            assert t_out.shape == t_in.shape
+            if p["converted"]:  # the bytes of minfer.quant.quantize for the same values
+                rows = t_in.to_numpy().reshape(-1, t_in.shape[0])
+                assert t_out.data.tobytes() == minfer.quant.quantize(rows, p["to"]).tobytes(), p["name"]
+            else:
+                assert t_out.data.tobytes() == t_in.data.tobytes()
+        assert m_out.metadata["general.file_type"] == 15  # Q4_K_M
+        assert m_out.metadata["general.quantization_version"] == 2
+        assert m_out.metadata["general.name"] == "tiny"
+
+
+def test_options_reach_the_library(tmp_path):
+    src = tiny_model(tmp_path / "tiny-f16.gguf", seed=2)
+    r = minfer.quantize(src, tmp_path / "a.gguf", "q8_0", tensor_types=["ATTN_Q=q4_0", ("ffn_up", TensorType.Q5_0)],
+                        output_tensor_type="f16", token_embedding_type=TensorType.Q4_0,
+                        override_kv=["general.name=str:renamed", "tiny.extra=int:-7", "tiny.flag=bool:true"])
+    to = {p["name"]: p["to"] for p in r.plan}
+    assert to["blk.0.attn_q.weight"] == TensorType.Q4_0 and to["blk.1.ffn_up.weight"] == TensorType.Q5_0
+    assert to["output.weight"] == TensorType.F16 and to["token_embd.weight"] == TensorType.Q4_0
+    assert to["blk.0.attn_k.weight"] == TensorType.Q8_0 and to["blk.0.attn_norm.weight"] == TensorType.F32
+    with minfer.open(tmp_path / "a.gguf") as m:
+        assert m.metadata["general.name"] == "renamed"
+        assert m.metadata["tiny.extra"] == 7  # llama.cpp writes an int override as u32 of its absolute value
+        assert m.metadata.raw("tiny.extra").type == minfer.ValueType.UINT32
+        assert m.metadata["tiny.flag"] is True
+    # the same plan from a dict
+    d = minfer.quantize(src, tmp_path / "b.gguf", "q8_0", tensor_types={"attn_q": "Q4_0", "ffn_up": "q5_0"},
+                        output_tensor_type="F16", token_embedding_type="q4_0", dry_run=True)
+    assert {p["name"]: p["to"] for p in d.plan} == to
+
+    # pure: every quantizable tensor gets the file type's own type
+    p = minfer.quantize(src, tmp_path / "c.gguf", "Q4_K_M", pure=True, dry_run=True)
+    assert {x["to"] for x in p.plan if x["quantizable"]} == {TensorType.Q4_K}
+
+
+def test_split_outputs_and_progress(tmp_path):
+    src = tiny_model(tmp_path / "tiny-f16.gguf", seed=3)
+    calls = []
+    r = minfer.quantize(src, tmp_path / "s.gguf", "q8_0", split_max_tensors=8, progress=lambda d, t: calls.append((d, t)))
+    names = [Path(o["path"]).name for o in r.outputs]
+    assert names == ["s-00001-of-00003.gguf", "s-00002-of-00003.gguf", "s-00003-of-00003.gguf"]
+    assert [o["tensor_count"] for o in r.outputs] == [8, 8, 5]
+    assert [o["file_size"] for o in r.outputs] == [(tmp_path / n).stat().st_size for n in names]
+    assert calls and calls[-1][0] == calls[-1][1] and all(a[0] <= b[0] for a, b in zip(calls, calls[1:]))
+    with minfer.open(tmp_path / names[0]) as m:
+        assert len(m.parts) == 3 and len(m.tensors) == 21
+    by_size = minfer.quantize(src, tmp_path / "z.gguf", "q8_0", split_max_size="300K", dry_run=True)
+    assert len(by_size.outputs) > 1 and all(o["file_size"] <= 300_000 for o in by_size.outputs)
+
+
+def test_an_exception_in_progress_leaves_no_output(tmp_path):
+    src = tiny_model(tmp_path / "tiny-f16.gguf", seed=4)
+    out = tmp_path / "q.gguf"
+    seen = []
+
+    def progress(done, total):
+        seen.append(done)
+        raise KeyError("stop")
+
+    with pytest.raises(KeyError, match="stop"):
+        minfer.quantize(src, out, "Q4_K_M", progress=progress)
+    assert len(seen) == 1 and not out.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["tiny-f16.gguf"]  # no temporary file either
+
+
+def test_quantize_errors(tmp_path):
+    src = tiny_model(tmp_path / "tiny-f16.gguf", seed=5)
+    out = tmp_path / "q.gguf"
+    with pytest.raises(RequestError) as e:
+        minfer.quantize(src, out, "Q4_K_Z")
+    assert (e.value.code, e.value.exit_code) == ("bad_value_text", 2)
+    with pytest.raises(RequestError) as e:
+        minfer.quantize(src, out, "q4_0", tensor_types=["attn_q"])
+    assert e.value.code == "bad_value_text"
+    with pytest.raises(RequestError) as e:
+        minfer.quantize(src, out, "q4_0", tensor_types=["attn_q=q4_7"])
+    assert (e.value.code, e.value.exit_code) == ("bad_value_text", 2)
+    with pytest.raises(RequestError) as e:
+        minfer.quantize(src, out, "q4_0", tensor_types=["(attn=q4_0"])  # not a regular expression
+    assert e.value.code == "bad_value_text"
+    with pytest.raises(RequestError) as e:
+        minfer.quantize(src, out, "q4_0", override_kv=["general.name=text:x"])
+    assert (e.value.code, e.value.exit_code) == ("bad_value_text", 2)
+    with pytest.raises(RequestError) as e:
+        minfer.quantize(src, out, "q4_0", imatrix=tmp_path / "none.dat", include_weights=["a"], exclude_weights=["b"])
+    assert (e.value.code, e.value.exit_code) == ("usage", 2)
+    # iq2_xxs without an imatrix: llama-quantize refuses it too
+    with pytest.raises(RequestError) as e:
+        minfer.quantize(src, out, "IQ2_XXS")
+    assert e.value.code == "importance_required" and e.value.subject
+    with pytest.raises(GGUFError) as e:
+        minfer.quantize(tmp_path / "missing.gguf", out, "q4_0")
+    assert e.value.exit_code == 3
+    assert not out.exists()
+
+    minfer.quantize(src, out, "q4_0")
+    with pytest.raises(RequestError) as e:
+        minfer.quantize(src, out, "q4_0")
+    assert (e.value.code, e.value.exit_code) == ("usage", 2)
+    assert minfer.quantize(src, out, "q8_0", overwrite=True).written
+    with pytest.raises(GGUFError):
+        minfer.quantize(src, src, "q4_0", overwrite=True)  # never the input
+    # a quantized input needs allow_requantize
+    with pytest.raises(RequestError) as e:
+        minfer.quantize(out, tmp_path / "r.gguf", "q4_0")
+    assert (e.value.code, e.value.exit_code) == ("requantize_refused", 2)
+    assert minfer.quantize(out, tmp_path / "r.gguf", "q4_0", allow_requantize=True).written
+    # a NaN in a tensor to be converted
+    bad = tiny_model(tmp_path / "nan.gguf", seed=5, nan_in="blk.1.ffn_up.weight")
+    with pytest.raises(RequestError) as e:
+        minfer.quantize(bad, tmp_path / "nan-q.gguf", "q4_0")
+    assert (e.value.code, e.value.subject, e.value.index) == ("non_finite_weight", "blk.1.ffn_up.weight", 300)
+    assert not (tmp_path / "nan-q.gguf").exists()
+    # a tensor copied unchanged is not inspected (llama-quantize copies it too)
+    assert minfer.quantize(bad, tmp_path / "nan-q.gguf", "q4_0", tensor_types=["ffn_up=f16"]).written
+    # Python's own mistakes
+    with pytest.raises(TypeError):
+        minfer.quantize(src, out, 15)
+    with pytest.raises(TypeError):
+        minfer.quantize(src, out, "q4_0", tensor_types="attn_q=q4_0")
+    with pytest.raises(TypeError):
+        minfer.quantize(src, out, "q4_0", progress=5)
+    with pytest.raises(RequestError) as e:
+        minfer.quantize(src, out, "q4_0", split_max_size="2 G")
+    assert e.value.code == "usage"
