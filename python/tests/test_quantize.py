@@ -289,7 +289,7 @@ l.llama_model_quantize.restype = ctypes.c_uint32
 l.llama_backend_init()
 p = l.llama_model_quantize_default_params()
 p.ftype, p.nthread = ftype, 2
-for k in ("output_tensor_type", "token_embedding_type", "pure", "quantize_output_tensor"):
+for k in ("output_tensor_type", "token_embedding_type", "pure", "quantize_output_tensor", "keep_split"):
     if k in opts:
         setattr(p, k, opts[k])
 tt = opts.get("tensor_types", [])
@@ -312,10 +312,11 @@ def libllama():
 
 
 def llama_quantize(lib: Path, inp: Path, out: Path, ftype: int, **opts) -> bytes:
+    """llama_model_quantize's output (with keep_split: the parts' names begin with `out`; b"" is returned)."""
     r = subprocess.run([sys.executable, "-c", LLAMA_QUANTIZE, str(lib), str(inp), str(out), str(ftype), repr(opts)],
                        capture_output=True, env=python_env())
     assert r.returncode == 0, r.stderr.decode(errors="replace")[-3000:]
-    return out.read_bytes()
+    return b"" if opts.get("keep_split") else out.read_bytes()
 
 
 def sha(p: Path) -> str:
@@ -489,3 +490,68 @@ def test_quantize_errors(tmp_path):
     with pytest.raises(RequestError) as e:
         minfer.quantize(src, out, "q4_0", split_max_size="2 G")
     assert e.value.code == "usage"
+
+
+def legacy_imatrix(path: Path, entries: dict, ncall: int = 4, chunks: int = 7, dataset: str = "calib.txt") -> Path:
+    """llama-imatrix's legacy .dat: i32 count; per entry i32 len, name, i32 ncall, i32 nval, f32 sums
+    (each weight times ncall: llama-quantize divides by it); then i32 chunks, i32 len, dataset."""
+    out = [np.int32(len(entries)).tobytes()]
+    for name, w in entries.items():
+        out += [np.int32(len(name)).tobytes(), name.encode(), np.int32(ncall).tobytes(), np.int32(w.size).tobytes(),
+                (w * np.float32(ncall)).astype(np.float32).tobytes()]
+    out += [np.int32(chunks).tobytes(), np.int32(len(dataset)).tobytes(), dataset.encode()]
+    path.write_bytes(b"".join(out))
+    return path
+
+
+def test_imatrix_reaches_the_quantizer(tmp_path):
+    src = tiny_model(tmp_path / "tiny-f16.gguf", seed=6)
+    with minfer.open(src) as m:
+        rng = np.random.default_rng(6)
+        # powers of two times small integers: w * ncall / ncall is w exactly
+        weights = {n: (rng.integers(1, 64, t.shape[0]) / 16).astype(np.float32)
+                   for n, t in m.tensors.items() if n.startswith("blk.") and t.n_dims == 2}
+    dat = legacy_imatrix(tmp_path / "imatrix.dat", weights)
+    out = tmp_path / "iq.gguf"
+    r = minfer.quantize(src, out, "IQ2_XXS", imatrix=dat)
+    assert r.written and r.imatrix_entries == len(weights) == 14
+    with minfer.open(src) as m_in, minfer.open(out) as m_out:
+        assert m_out.metadata["quantize.imatrix.file"] == str(dat)
+        assert m_out.metadata["quantize.imatrix.dataset"] == "calib.txt"
+        assert m_out.metadata["quantize.imatrix.entries_count"] == 14
+        assert m_out.metadata["quantize.imatrix.chunks_count"] == 7
+        converted = [p for p in r.plan if p["converted"]]
+        assert {p["to"] for p in converted if p["name"] in weights} >= {TensorType.IQ2_XXS}
+        for p in converted:
+            t_in = m_in.tensors[p["name"]]
+            rows = t_in.to_numpy().reshape(-1, t_in.shape[0])
+            want = minfer.quant.quantize(rows, p["to"], importance=weights.get(p["name"]))
+            assert m_out.tensors[p["name"]].data.tobytes() == want.tobytes(), p["name"]
+
+    # include_weights keeps the attention entries only: the ffn tensors then have none, and
+    # IQ2_XXS cannot be written without (llama-quantize stops there too)
+    with pytest.raises(RequestError) as e:
+        minfer.quantize(src, tmp_path / "iq2.gguf", "IQ2_XXS", imatrix=dat, include_weights=["attn_"])
+    assert e.value.code == "importance_required" and "ffn_" in (e.value.subject or "")
+    f = minfer.quantize(src, tmp_path / "q4.gguf", "Q4_K_M", imatrix=dat, exclude_weights=["ffn_", "attn_q"])
+    assert f.imatrix_entries == 6  # attn_k, attn_v, attn_output of two layers
+    broken = tmp_path / "broken.dat"
+    broken.write_bytes(dat.read_bytes()[:-1000])  # cut inside an entry's values
+    with pytest.raises(InvalidFileError) as e:
+        minfer.quantize(src, tmp_path / "q4b.gguf", "Q4_K_M", imatrix=broken)
+    assert e.value.exit_code == 1 and e.value.file == str(broken)
+    assert not (tmp_path / "q4b.gguf").exists()
+
+
+def test_keep_split_writes_llama_model_quantize_parts(tmp_path, libllama):
+    src = tiny_model(tmp_path / "tiny-f16.gguf", seed=7)
+    minfer.split(src, tmp_path / "in", max_tensors=9)  # in-00001-of-00003.gguf …
+    first = tmp_path / "in-00001-of-00003.gguf"
+    # llama_model_quantize names the parts after its output path as given (llama-quantize strips ".gguf")
+    llama_quantize(libllama, first, tmp_path / "llama", 15, keep_split=True)
+    r = minfer.quantize(first, tmp_path / "mine.gguf", "Q4_K_M", keep_split=True)
+    names = [Path(o["path"]).name for o in r.outputs]
+    assert names == [f"mine-0000{i}-of-00003.gguf" for i in (1, 2, 3)]
+    assert [o["tensor_count"] for o in r.outputs] == [9, 9, 3]
+    for i, n in enumerate(names, 1):
+        assert sha(tmp_path / n) == sha(tmp_path / f"llama-0000{i}-of-00003.gguf"), n
