@@ -431,7 +431,18 @@ gguf::result<quantize_report> run(const quantize_request& rq, const quantize_eve
         report.outputs.push_back(std::move(o));
         writers.push_back(std::move(*w));
     }
-    if (rq.dry_run) return report;
+    // The report's plan in output order (keep_split's differs from the plan's); c.tensors points
+    // into it, so it is rebuilt only once nothing reads them before the write.
+    auto in_output_order = [&c]() {
+        std::vector<quant::tensor_choice> v;
+        v.reserve(c.tensors.size());
+        for (const out_tensor& t : c.tensors) v.push_back(*t.choice);
+        return v;
+    };
+    if (rq.dry_run) {
+        if (rq.keep_split) report.plan.tensors = in_output_order();
+        return report;
+    }
 
     for (const out_part& p : parts)
         if (auto r = check_output(p.path, m, rq); !r) return unexpected(std::move(r).error());
@@ -460,6 +471,7 @@ gguf::result<quantize_report> run(const quantize_request& rq, const quantize_eve
         written.push_back(i);
         before += report.outputs[i].file_size;
     }
+    if (rq.keep_split) report.plan.tensors = in_output_order();
     report.written = true;
     return report;
 }

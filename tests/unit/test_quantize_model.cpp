@@ -676,6 +676,9 @@ TEST(QuantizeModel, KeepSplitWritesOnePartPerInputPart) {
     }
     gg::model out = open_ok(d / "out-00001-of-00003.gguf");
     expect_tensors(out, *rep, ts);
+    // The report's plan is in output order: the input's parts, by offset in each.
+    ASSERT_EQ(out.tensors().size(), rep->plan.tensors.size());
+    for (std::size_t i = 0; i < out.tensors().size(); ++i) EXPECT_EQ(out.tensors()[i].info->name, rep->plan.tensors[i].name);
     // Each output part holds its input part's tensors, sorted by offset.
     for (std::uint32_t i = 0; i < 3; ++i) {
         const auto in_t = input.parts()[i].view.tensors();
