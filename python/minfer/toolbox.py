@@ -826,8 +826,11 @@ def quantize(input: PathLike, output: PathLike, type: str, *,
     (``bad_value_text`` for a TYPE, type name or override text that does not read, exit_code 2;
     ``requantize_refused``; ``importance_required``; ``imatrix_mismatch``; ``non_finite_weight``;
     ``type_not_convertible``; ``usage`` for an output that exists without ``overwrite``, or
-    include_weights with exclude_weights), InvalidFileError (the input, ``bad_imatrix``,
-    ``not_block_multiple``), GGUFIOError. On any error no output exists that did not exist before."""
+    include_weights with exclude_weights; ``bad_value_text`` for keep_split with a split limit),
+    InvalidFileError (the input, the imatrix: ``bad_imatrix``, ``truncated``; ``not_block_multiple``;
+    ``bad_n_dims`` for a 4-D tensor to convert), GGUFIOError. A dry run checks everything but the
+    outputs and the values, and only warns when an imatrix is needed and none is given. On any
+    error no output exists that did not exist before."""
     if not isinstance(type, str):
         raise TypeError(f"type must be a str such as 'Q4_K_M', not {builtins.type(type).__name__}")
     out_type = None if output_tensor_type is None else _type_text(output_tensor_type, "output_tensor_type")
