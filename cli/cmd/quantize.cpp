@@ -113,7 +113,7 @@ std::optional<int> make_request(toolbox::quantize_request& rq) {
 
     auto type = quant::parse_file_type(opt.type);
     if (!type)
-        return usage_error(fmt::format("TYPE {}: {} (minfer quantize --help lists them)", in_quotes(opt.type),
+        return usage_error(fmt::format("TYPE {}: {}; minfer quantize --help lists them", in_quotes(opt.type),
                                        type.error().detail));
     rq.type = *type;
 
@@ -224,6 +224,13 @@ int report(const gguf::error& e, const gguf::model& m, const toolbox::quantize_r
         for (const quant::type_override& o : rq.tensor_types)
             if (o.pattern == e.subject)
                 return usage_error(fmt::format("--tensor-type pattern {}: {}", in_quotes(e.subject), e.detail));
+    }
+    if (e.code == gguf::errc::not_block_multiple && e.file.empty()) {
+        // Not the input (whose errors name it): an output tensor's layout, from a type the plan applies
+        // without a fallback (--output-tensor-type, --token-embedding-type), as llama.cpp does.
+        fmt::print(stderr, "Error: {}: the type given for it does not fit its rows [{}]\n", e.description(),
+                   gguf::to_string(e.code));
+        return exit_code_for(e);
     }
     if (e.code == gguf::errc::importance_required && !e.subject.empty()) {
         fmt::print(stderr, "Error: tensor {}: {} (give one with --imatrix FILE)\n", in_quotes(e.subject), e.message());

@@ -278,6 +278,34 @@ TEST(CliQuantize, FallbackIsAWarning) {
     EXPECT_EQ(m.find_tensor("blk.1.ffn_down.weight")->info->type, gguf::tensor_type::q5_0);
 }
 
+// An explicit --output-tensor-type gets no fallback (llama.cpp's rule): a type whose blocks do not
+// divide the rows is refused before anything is written, naming the tensor, not as a parse error.
+TEST(CliQuantize, ExplicitTypeThatDoesNotFitTheRows) {
+    const fs::path d = fresh_dir("nofit");
+    model_spec spec;
+    spec.ffn_down_cols = 320;
+    const fs::path in = make_model(d / "in.gguf", spec);
+    const auto r = quantize({in.string(), (d / "out.gguf").string(), "Q8_0", "--tensor-type", "ffn_down=q6_K"});
+    ASSERT_EQ(r.rc, 0) << r.err;  // --tensor-type falls back (q6_K -> q8_0)
+    const gguf::model out = open_ok(d / "out.gguf");
+    EXPECT_EQ(out.find_tensor("blk.0.ffn_down.weight")->info->type, gguf::tensor_type::q8_0);
+    gguf::writer w;
+    w.set_string("general.architecture", "llama");
+    const std::array<std::int64_t, 2> ne{64, 4};
+    w.add_tensor("output.weight", gguf::tensor_type::f32, ne, random_f32(256, 9));
+    must_write(w, d / "narrow.gguf");
+    for (const char* dry : {"--dry-run", "--force"}) {
+        const auto bad = quantize({(d / "narrow.gguf").string(), (d / "n.gguf").string(), "Q8_0", "--output-tensor-type",
+                                   "q6_K", dry});
+        EXPECT_EQ(bad.rc, 1) << bad.err;
+        EXPECT_EQ(bad.err.find("failed to parse"), std::string::npos) << bad.err;
+        EXPECT_NE(bad.err.find("'output.weight'"), std::string::npos) << bad.err;
+        EXPECT_NE(bad.err.find("the type given for it does not fit its rows [not_block_multiple]"), std::string::npos)
+            << bad.err;
+        EXPECT_FALSE(fs::exists(d / "n.gguf"));
+    }
+}
+
 TEST(CliQuantize, ThreadsPositionalOrOptionSameBytes) {
     const fs::path d = fresh_dir("threads");
     ASSERT_EQ(quantize({model().string(), (d / "a.gguf").string(), "Q4_K_M", "1"}).rc, 0);
@@ -285,6 +313,27 @@ TEST(CliQuantize, ThreadsPositionalOrOptionSameBytes) {
     ASSERT_EQ(quantize({model().string(), (d / "c.gguf").string(), "Q4_K_M", "--threads", "0"}).rc, 0);
     EXPECT_EQ(slurp(d / "a.gguf"), slurp(d / "b.gguf"));
     EXPECT_EQ(slurp(d / "a.gguf"), slurp(d / "c.gguf"));
+}
+
+// On a terminal the progress line is drawn on stderr and erased at the end; piped, stderr stays
+// empty (DryRunPrintsThePlanAndTheExactSizes), and --quiet draws nothing.
+TEST(CliQuantize, ProgressOnATerminalOnly) {
+    if (std::system("command -v script >/dev/null 2>&1") != 0) GTEST_SKIP() << "util-linux `script` not found";
+    const fs::path d = fresh_dir("tty");
+    auto under_tty = [&](const std::string& out, const std::string& extra) {
+        const std::string inner = std::string("'") + MINFER_EXE + "' quantize '" + model().string() + "' '" +
+                                  (d / out).string() + "' Q8_0 " + extra;
+        const fs::path log = d / (out + ".tty");
+        const std::string cmd = "script -qec \"" + inner + "\" /dev/null > '" + log.string() + "' 2>&1";
+        EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+        return slurp(log);
+    };
+    const std::string drawn = under_tty("a.gguf", "");
+    EXPECT_NE(drawn.find("\rquantizing " + model().string()), std::string::npos) << drawn;
+    EXPECT_NE(drawn.find("\r\33[K"), std::string::npos) << "the line is erased at the end";
+    EXPECT_NE(drawn.find("Wrote "), std::string::npos) << drawn;
+    const std::string quiet = under_tty("b.gguf", "--quiet");
+    EXPECT_EQ(quiet, "") << "--quiet: no progress line and no summary";
 }
 
 // ---- split outputs -----------------------------------------------------------------------------
