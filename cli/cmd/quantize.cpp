@@ -233,7 +233,8 @@ int report(const gguf::error& e, const gguf::model& m, const toolbox::quantize_r
         return exit_code_for(e);
     }
     if (e.code == gguf::errc::importance_required && !e.subject.empty()) {
-        fmt::print(stderr, "Error: tensor {}: {} (give one with --imatrix FILE)\n", in_quotes(e.subject), e.message());
+        fmt::print(stderr, "Error: tensor {}: {}; give one with --imatrix FILE [{}]\n", in_quotes(e.subject),
+                   e.description(), gguf::to_string(e.code));
         return exit_code_for(e);
     }
     return report_error(e);
