@@ -232,6 +232,12 @@ int report(const gguf::error& e, const gguf::model& m, const toolbox::quantize_r
                    gguf::to_string(e.code));
         return exit_code_for(e);
     }
+    if (e.file.empty() && toolbox::is_parse_failure(e.code)) {
+        // A loader code about what is being written (a 4-D tensor, bad_n_dims), not a file that failed
+        // to parse: the input was opened above, and an imatrix's errors name the imatrix.
+        fmt::print(stderr, "Error: {}\n", e.message());
+        return exit_code_for(e);
+    }
     if (e.code == gguf::errc::importance_required && !e.subject.empty()) {
         fmt::print(stderr, "Error: tensor {}: {}; give one with --imatrix FILE [{}]\n", in_quotes(e.subject),
                    e.description(), gguf::to_string(e.code));

@@ -306,6 +306,23 @@ TEST(CliQuantize, ExplicitTypeThatDoesNotFitTheRows) {
     }
 }
 
+// llama.cpp quantizes 3-D tensors at most; a 4-D one is refused before anything is written, as what
+// it is (not as a file that failed to parse).
+TEST(CliQuantize, FourDimensionalTensorRefused) {
+    const fs::path d = fresh_dir("4d");
+    gguf::writer w;
+    w.set_string("general.architecture", "llama");
+    const std::array<std::int64_t, 4> ne{256, 2, 2, 2};
+    w.add_tensor("blk.0.mix.weight", gguf::tensor_type::f32, ne, random_f32(2048, 3));
+    must_write(w, d / "in.gguf");
+    const auto r = quantize({(d / "in.gguf").string(), (d / "out.gguf").string(), "Q8_0"});
+    EXPECT_EQ(r.rc, 1) << r.err;
+    EXPECT_EQ(r.err.rfind("Error: ", 0), 0u) << r.err;
+    EXPECT_EQ(r.err.find("failed to parse"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("blk.0.mix.weight"), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(d / "out.gguf"));
+}
+
 TEST(CliQuantize, ThreadsPositionalOrOptionSameBytes) {
     const fs::path d = fresh_dir("threads");
     ASSERT_EQ(quantize({model().string(), (d / "a.gguf").string(), "Q4_K_M", "1"}).rc, 0);
