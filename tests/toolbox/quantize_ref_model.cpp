@@ -100,9 +100,10 @@ std::vector<tensor_shape> model_tensors(const model_options& o) {
             t.push_back({b + "ffn_down_exps.weight", {n_ff_expert, n_embd, n_expert}});
             t.push_back({b + "ffn_up_exps.weight", {n_embd, n_ff_expert, n_expert}});
         } else {
-            t.push_back({b + "ffn_gate.weight", {n_embd, n_ff_dense}});
-            t.push_back({b + "ffn_down.weight", {n_ff_dense, n_embd}});
-            t.push_back({b + "ffn_up.weight", {n_embd, n_ff_dense}});
+            const std::int64_t ff = o.n_ff != 0 ? o.n_ff : n_ff_dense;
+            t.push_back({b + "ffn_gate.weight", {n_embd, ff}});
+            t.push_back({b + "ffn_down.weight", {ff, n_embd}});
+            t.push_back({b + "ffn_up.weight", {n_embd, ff}});
         }
     }
     t.push_back({"output_norm.weight", {n_embd}});
@@ -121,7 +122,7 @@ gguf::result<void> write_model(const fs::path& path, const model_options& o) noe
         w.set_u32(a + "block_count", o.n_layer);
         w.set_u32(a + "context_length", 2048);
         w.set_u32(a + "embedding_length", static_cast<std::uint32_t>(n_embd));
-        w.set_u32(a + "feed_forward_length", static_cast<std::uint32_t>(o.moe ? n_ff_expert : n_ff_dense));
+        w.set_u32(a + "feed_forward_length", static_cast<std::uint32_t>(o.moe ? n_ff_expert : o.n_ff != 0 ? o.n_ff : n_ff_dense));
         w.set_u32(a + "attention.head_count", static_cast<std::uint32_t>(n_head));
         w.set_u32(a + "attention.head_count_kv", static_cast<std::uint32_t>(n_head_kv));
         w.set_f32(a + "rope.freq_base", 10000.0f);

@@ -32,6 +32,9 @@ struct model_options {
     bool moe = false;                                        ///< experts instead of a dense FFN
     minfer::gguf::tensor_type store = minfer::gguf::tensor_type::f32;  ///< f32, f16 or bf16 for the matrices
     std::uint32_t n_layer = 2;
+    /// The dense FFN width (0: n_ff_dense); one that is not a multiple of 256 sends ffn_down (whose
+    /// rows are n_ff long) to the k-quants' fallback types.
+    std::int64_t n_ff = 0;
 };
 
 /// One tensor of the model: name and ggml shape (ne[0] is the row length).

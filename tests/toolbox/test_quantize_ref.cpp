@@ -87,9 +87,9 @@ std::string sha256_of(const fs::path& p) {
 // The inputs, written once per process.
 struct inputs {
     temp_dir dir{"inputs"};
-    fs::path dense_f32, dense_f16, dense_bf16, moe_f16, imatrix_dense, imatrix_moe;
-    imatrix_spec im_dense, im_moe;
-    model_options o_dense, o_moe;
+    fs::path dense_f32, dense_f16, dense_bf16, moe_f16, odd_f16, imatrix_dense, imatrix_moe, imatrix_odd;
+    imatrix_spec im_dense, im_moe, im_odd;
+    model_options o_dense, o_moe, o_odd;
 };
 
 const inputs& fixtures() {
@@ -112,6 +112,15 @@ const inputs& fixtures() {
         x->o_moe.store = tensor_type::f16;
         x->moe_f16 = x->dir / "moe-f16.gguf";
         must(write_model(x->moe_f16, x->o_moe), "moe f16");
+        // 3 layers, n_ff 320: ffn_down's rows (320) are not whole 256-blocks.
+        x->o_odd.store = tensor_type::f16;
+        x->o_odd.n_layer = 3;
+        x->o_odd.n_ff = 320;
+        x->odd_f16 = x->dir / "odd-f16.gguf";
+        must(write_model(x->odd_f16, x->o_odd), "odd f16");
+        x->im_odd = make_imatrix(x->o_odd);
+        x->imatrix_odd = x->dir / "odd.imatrix.gguf";
+        must(write_imatrix(x->imatrix_odd, x->im_odd), "odd imatrix");
         x->im_dense = make_imatrix(x->o_dense);
         x->imatrix_dense = x->dir / "dense.imatrix.gguf";
         must(write_imatrix(x->imatrix_dense, x->im_dense), "dense imatrix");
@@ -432,7 +441,7 @@ bool needs_imatrix_in_llama(const run_result& ref) {
 TEST(QuantizeRef, InputsDecodeInLlama) {
     MINFER_REQUIRE_LLAMA_PARTS(lib, needed_parts);
     const inputs& in = fixtures();
-    for (const fs::path& p : {in.dense_f32, in.dense_f16, in.dense_bf16, in.moe_f16}) {
+    for (const fs::path& p : {in.dense_f32, in.dense_f16, in.dense_bf16, in.moe_f16, in.odd_f16}) {
         SCOPED_TRACE(p.filename().string());
         std::string why;
         auto m = minfer_toolbox_test::llama_loaded::load(*lib, p.string(), why);
@@ -508,6 +517,30 @@ TEST(QuantizeRef, SubsetFromBF16TwoThreads) {
     for (const std::string& type : subset) compare(*lib, request(fixtures().dense_bf16, type, 2), {}, "bf16 -> " + type + ", 2 threads");
 }
 
+// The MoE model: experts are 3-D tensors, quantized matrix by matrix, with MoE rules (MXFP4_MOE puts
+// the experts, and only them, in mxfp4; attn_v and ffn_down get more bits with 4 experts).
+TEST(QuantizeRef, SubsetMoE) {
+    MINFER_REQUIRE_LLAMA_PARTS(lib, needed_parts);
+    for (const char* type : {"MXFP4_MOE", "Q2_K", "Q3_K_L", "Q4_K_M", "Q5_K_M", "Q8_0", "IQ4_XS", "COPY"})
+        compare(*lib, request(fixtures().moe_f16, type, 2), {}, std::string("moe f16 -> ") + type + ", 2 threads");
+}
+
+// ffn_down rows of 320 values: the k-quants and the i-quants fall back to a legacy type there (and
+// llama.cpp counts the fallbacks), with and without an importance matrix.
+TEST(QuantizeRef, FallbackTypes) {
+    MINFER_REQUIRE_LLAMA_PARTS(lib, needed_parts);
+    const inputs& in = fixtures();
+    for (const char* type : {"Q2_K", "Q3_K_M", "Q4_K_S", "Q5_K_M", "Q6_K", "IQ4_XS", "TQ2_0", "MXFP4_MOE"})
+        compare(*lib, request(in.odd_f16, type, 1), {}, std::string("odd f16 -> ") + type);
+    llama_extra x;
+    x.imatrix = &in.im_odd;
+    for (const char* type : {"IQ2_XXS", "IQ3_S", "Q4_K_M"}) {
+        tb::quantize_request rq = request(in.odd_f16, type, 2);
+        rq.imatrix = in.imatrix_odd;
+        compare(*lib, rq, x, std::string("odd f16 + imatrix -> ") + type);
+    }
+}
+
 // ---- importance matrices ------------------------------------------------------------------------
 
 // Every type that needs (or uses) an importance matrix, on the dense model or on the MoE one (IQ1_S,
@@ -527,6 +560,25 @@ TEST(QuantizeRef, ImatrixTypesDense) {
         const compared c = compare(*lib, rq, x, "f32 + imatrix -> " + type);
         EXPECT_TRUE(c.ref.ok) << type << ": llama.cpp refused with an imatrix:\n" << c.ref.why.substr(0, 2000);
     }
+    // An imatrix without one tensor's entry: llama.cpp stops at that tensor ("Missing importance matrix
+    // for tensor …"); minfer must refuse too, naming it.
+    temp_dir d("imatrix_missing");
+    imatrix_spec partial = in.im_dense;
+    const auto gone = std::find_if(partial.entries.begin(), partial.entries.end(),
+                                   [](const imatrix_entry& e) { return e.name == "blk.1.ffn_up.weight"; });
+    ASSERT_NE(gone, partial.entries.end());
+    partial.entries.erase(gone);
+    ASSERT_TRUE(write_imatrix(d / "partial.imatrix.gguf", partial));
+    llama_extra xp;
+    xp.imatrix = &partial;
+    tb::quantize_request rq = request(in.dense_f32, "IQ2_XXS", 2);
+    rq.imatrix = d / "partial.imatrix.gguf";
+    const compared c = compare(*lib, rq, xp, "f32 + imatrix without blk.1.ffn_up -> IQ2_XXS");
+    EXPECT_FALSE(c.ref.ok);
+    EXPECT_NE(c.ref.why.find("Missing importance matrix for tensor blk.1.ffn_up.weight"), std::string::npos)
+        << c.ref.why.substr(0, 2000);
+    EXPECT_EQ(c.ours.code, gguf::errc::importance_required) << c.ours.why;
+    EXPECT_NE(c.ours.why.find("blk.1.ffn_up.weight"), std::string::npos) << c.ours.why;
 }
 
 TEST(QuantizeRef, ImatrixTypesMoE) {
@@ -559,6 +611,7 @@ TEST(QuantizeRef, IQ1_MRefusedPrecisely) {
     ASSERT_FALSE(ours.ok);
     EXPECT_EQ(ours.code, gguf::errc::type_not_quantizable) << ours.why;
     EXPECT_NE(ours.why.find("iq1_m"), std::string::npos) << ours.why;
+    EXPECT_NE(ours.why.find("tensor 'blk."), std::string::npos) << "the tensor is not named: " << ours.why;
     std::printf("[ minfer   ] %s\n", ours.why.c_str());
     EXPECT_TRUE(fs::is_empty(d.path())) << "a refused quantization left files behind";
 }
