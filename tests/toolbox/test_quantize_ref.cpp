@@ -171,10 +171,67 @@ struct run_result {
     std::string types;              ///< minfer's plan: "q4_K x7, q6_K x2, …" (for the timing lines)
 };
 
+// An importance matrix as the llama-quantize tool hands it to llama_model_quantize: the weights per
+// tensor after its --include-weights / --exclude-weights filter, and what it writes as overrides.
+struct tool_imatrix {
+    std::vector<std::pair<std::string, std::vector<float>>> entries;
+    std::optional<std::string> dataset;  ///< the first dataset named
+    std::int64_t chunks = 0;             ///< written when > 0
+};
+
+// The tool's prepare_imatrix filter: drop names containing an excluded pattern; keep only names
+// containing an included one (the tool refuses both at once).
+void tool_filter(tool_imatrix& t, const q::importance_filter& f) {
+    auto contains_any = [](const std::string& name, const std::vector<std::string>& pats) {
+        return std::any_of(pats.begin(), pats.end(), [&](const std::string& p) { return name.find(p) != std::string::npos; });
+    };
+    std::erase_if(t.entries, [&](const auto& e) {
+        return contains_any(e.first, f.exclude) || (!f.include.empty() && !contains_any(e.first, f.include));
+    });
+}
+
+// From a GGUF imatrix: weights = sums / count per matrix (imatrix_weights), chunks = imatrix.chunk_count.
+tool_imatrix tool_view(const imatrix_spec& spec, const q::importance_filter& f = {}) {
+    tool_imatrix t;
+    for (const imatrix_entry& e : spec.entries) t.entries.emplace_back(e.name, imatrix_weights(e));
+    if (!spec.datasets.empty()) t.dataset = spec.datasets.front();
+    t.chunks = spec.chunk_count;
+    tool_filter(t, f);
+    return t;
+}
+
+// A legacy .dat imatrix of the same entries: per entry i32 name length, the name, i32 ncall, i32 nval,
+// nval f32 values (weight * ncall, so that the loader's value / ncall is close to the weight); then
+// i32 chunks, i32 dataset length, the dataset. Returns what the tool derives from it: value / ncall.
+tool_imatrix write_legacy_imatrix(const fs::path& path, const imatrix_spec& spec, std::int32_t ncall) {
+    std::string out;
+    auto i32 = [&out](std::int32_t v) { out.append(reinterpret_cast<const char*>(&v), 4); };
+    tool_imatrix t;
+    i32(static_cast<std::int32_t>(spec.entries.size()));
+    for (const imatrix_entry& e : spec.entries) {
+        std::vector<float> v = imatrix_weights(e);
+        for (float& x : v) x *= static_cast<float>(ncall);
+        i32(static_cast<std::int32_t>(e.name.size()));
+        out += e.name;
+        i32(ncall);
+        i32(static_cast<std::int32_t>(v.size()));
+        out.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(float));
+        for (float& x : v) x = x / static_cast<float>(ncall);
+        t.entries.emplace_back(e.name, std::move(v));
+    }
+    i32(static_cast<std::int32_t>(spec.chunk_count));
+    i32(static_cast<std::int32_t>(spec.datasets.front().size()));
+    out += spec.datasets.front();
+    std::ofstream(path, std::ios::binary).write(out.data(), static_cast<std::streamsize>(out.size()));
+    t.dataset = spec.datasets.front();
+    t.chunks = spec.chunk_count;
+    return t;
+}
+
 // What the test gives llama.cpp besides the request: the importance matrix (as the tool's
 // prepare_imatrix makes it from the file) and the --override-kv overrides as the tool parses them.
 struct llama_extra {
-    const imatrix_spec* imatrix = nullptr;
+    std::optional<tool_imatrix> imatrix;
     std::vector<lr::llama_model_kv_override> kv;
 };
 
@@ -209,20 +266,17 @@ run_result run_llama(const llama_lib& lib, const tb::quantize_request& rq, const
     if (!rq.tensor_types.empty()) p.tt_overrides = tt.data();
 
     std::vector<lr::llama_model_kv_override> kv = x.kv;
-    std::vector<std::vector<float>> weights;
     std::vector<lr::llama_model_imatrix_data> im;
-    if (x.imatrix != nullptr) {
-        for (const imatrix_entry& e : x.imatrix->entries) weights.push_back(imatrix_weights(e));
-        for (std::size_t i = 0; i < weights.size(); ++i)
-            im.push_back({x.imatrix->entries[i].name.c_str(), weights[i].data(), weights[i].size()});
+    if (x.imatrix && !x.imatrix->entries.empty()) {  // the tool passes nothing when the filter left nothing
+        for (const auto& [name, w] : x.imatrix->entries) im.push_back({name.c_str(), w.data(), w.size()});
         im.push_back({nullptr, nullptr, 0});
         p.imatrix = im.data();
         // tools/quantize/quantize.cpp: after the user's overrides, file, dataset (the first), entries
         // and chunks (when > 0).
         kv.push_back(kv_str("quantize.imatrix.file", rq.imatrix->string()));
-        if (!x.imatrix->datasets.empty()) kv.push_back(kv_str("quantize.imatrix.dataset", x.imatrix->datasets.front()));
+        if (x.imatrix->dataset) kv.push_back(kv_str("quantize.imatrix.dataset", *x.imatrix->dataset));
         kv.push_back(kv_int("quantize.imatrix.entries_count", static_cast<std::int64_t>(x.imatrix->entries.size())));
-        if (x.imatrix->chunk_count > 0) kv.push_back(kv_int("quantize.imatrix.chunks_count", x.imatrix->chunk_count));
+        if (x.imatrix->chunks > 0) kv.push_back(kv_int("quantize.imatrix.chunks_count", x.imatrix->chunks));
     }
     if (!kv.empty()) {
         kv.emplace_back();
@@ -460,7 +514,7 @@ TEST(QuantizeRef, ImatrixLayoutReachesLlama) {
     imatrix_spec bad;
     bad.entries.push_back({"blk.0.attn_q.weight", std::vector<float>(n_embd + 1, 2.0f), {1.0f}});
     llama_extra x;
-    x.imatrix = &bad;
+    x.imatrix = tool_view(bad);
     tb::quantize_request rq = request(fixtures().dense_f32, "Q4_K_M", 1);
     rq.imatrix = d / "unused.imatrix.gguf";  // only its name reaches llama.cpp (quantize.imatrix.file)
     rq.output = d / "out.gguf";
@@ -533,7 +587,7 @@ TEST(QuantizeRef, FallbackTypes) {
     for (const char* type : {"Q2_K", "Q3_K_M", "Q4_K_S", "Q5_K_M", "Q6_K", "IQ4_XS", "TQ2_0", "MXFP4_MOE"})
         compare(*lib, request(in.odd_f16, type, 1), {}, std::string("odd f16 -> ") + type);
     llama_extra x;
-    x.imatrix = &in.im_odd;
+    x.imatrix = tool_view(in.im_odd);
     for (const char* type : {"IQ2_XXS", "IQ3_S", "Q4_K_M"}) {
         tb::quantize_request rq = request(in.odd_f16, type, 2);
         rq.imatrix = in.imatrix_odd;
@@ -553,7 +607,7 @@ TEST(QuantizeRef, ImatrixTypesDense) {
     MINFER_REQUIRE_LLAMA_PARTS(lib, needed_parts);
     const inputs& in = fixtures();
     llama_extra x;
-    x.imatrix = &in.im_dense;
+    x.imatrix = tool_view(in.im_dense);
     for (const std::string& type : imatrix_types_dense) {
         tb::quantize_request rq = request(in.dense_f32, type, 2);
         rq.imatrix = in.imatrix_dense;
@@ -570,7 +624,7 @@ TEST(QuantizeRef, ImatrixTypesDense) {
     partial.entries.erase(gone);
     ASSERT_TRUE(write_imatrix(d / "partial.imatrix.gguf", partial));
     llama_extra xp;
-    xp.imatrix = &partial;
+    xp.imatrix = tool_view(partial);
     tb::quantize_request rq = request(in.dense_f32, "IQ2_XXS", 2);
     rq.imatrix = d / "partial.imatrix.gguf";
     const compared c = compare(*lib, rq, xp, "f32 + imatrix without blk.1.ffn_up -> IQ2_XXS");
@@ -585,7 +639,7 @@ TEST(QuantizeRef, ImatrixTypesMoE) {
     MINFER_REQUIRE_LLAMA_PARTS(lib, needed_parts);
     const inputs& in = fixtures();
     llama_extra x;
-    x.imatrix = &in.im_moe;
+    x.imatrix = tool_view(in.im_moe);
     for (const std::string& type : imatrix_types_moe) {
         tb::quantize_request rq = request(in.moe_f16, type, 2);
         rq.imatrix = in.imatrix_moe;
@@ -594,6 +648,51 @@ TEST(QuantizeRef, ImatrixTypesMoE) {
     }
     // Without the imatrix both refuse the IQ2 type.
     compare(*lib, request(in.moe_f16, "IQ2_XXS", 2), {}, "moe f16, no imatrix -> IQ2_XXS");
+}
+
+// The legacy .dat format, the tool's --include-weights / --exclude-weights filter (entries_count
+// counts what is left; nothing left: no imatrix and no quantize.imatrix.* keys at all), and a
+// token_embd entry of the wrong size (let through without weights by both).
+TEST(QuantizeRef, ImatrixFormsAndFilters) {
+    MINFER_REQUIRE_LLAMA_PARTS(lib, needed_parts);
+    const inputs& in = fixtures();
+    temp_dir d("imatrix_forms");
+    const fs::path dat = d / "dense.imatrix.dat";
+    llama_extra x;
+    x.imatrix = write_legacy_imatrix(dat, in.im_dense, 7);
+    std::string with, without;  // llama.cpp's IQ4_XS with and without importance weights
+    for (const char* type : {"Q4_K_M", "IQ4_XS"}) {
+        tb::quantize_request rq = request(in.dense_f32, type, 2);
+        rq.imatrix = dat;
+        compare(*lib, rq, x, std::string("f32 + legacy imatrix -> ") + type, [&](const compared& c) {
+            if (c.ref.ok) with = sha256_of(c.ref.outputs.front());
+        });
+    }
+    compare(*lib, request(in.dense_f32, "IQ4_XS", 2), {}, "f32 -> IQ4_XS", [&](const compared& c) {
+        if (c.ref.ok) without = sha256_of(c.ref.outputs.front());
+    });
+    EXPECT_NE(with, without) << "the importance weights change nothing: these comparisons would prove nothing";
+    const std::vector<q::importance_filter> filters = {
+        {{}, {"attn_"}}, {{"ffn_down", "output"}, {}}, {{}, {"blk.", "output"}}};
+    for (const q::importance_filter& f : filters) {
+        std::string label = "f32 + imatrix";
+        for (const auto& p : f.include) label += " --include-weights " + p;
+        for (const auto& p : f.exclude) label += " --exclude-weights " + p;
+        x.imatrix = tool_view(in.im_dense, f);
+        tb::quantize_request rq = request(in.dense_f32, "IQ4_XS", 2);
+        rq.imatrix = in.imatrix_dense;
+        rq.imatrix_filter = f;
+        compare(*lib, rq, x, label + " -> IQ4_XS");
+    }
+    imatrix_spec with_embd = in.im_dense;
+    with_embd.entries.push_back({"token_embd.weight", std::vector<float>(100, 3.0f), {2.0f}});
+    std::sort(with_embd.entries.begin(), with_embd.entries.end(),
+              [](const imatrix_entry& a, const imatrix_entry& b) { return a.name < b.name; });
+    ASSERT_TRUE(write_imatrix(d / "embd.imatrix.gguf", with_embd));
+    x.imatrix = tool_view(with_embd);
+    tb::quantize_request rq = request(in.dense_f32, "Q4_K_M", 2);
+    rq.imatrix = d / "embd.imatrix.gguf";
+    compare(*lib, rq, x, "f32 + imatrix with a token_embd entry of 100 -> Q4_K_M");
 }
 
 // IQ1_M: llama.cpp writes it given an importance matrix (checked while writing this test: 19 s, most of
