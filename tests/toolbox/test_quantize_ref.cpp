@@ -35,6 +35,7 @@
 #include "minfer/quant/type_plan.hpp"
 #include "minfer/toolbox/quantize.hpp"
 #include "quantize_ref_model.hpp"
+#include "sample_model.hpp"
 
 namespace minfer_quantize_ref {
 namespace {
@@ -827,6 +828,30 @@ TEST(QuantizeRef, RequantizeFromQ8_0) {
     compare(*lib, request(base.output, "COPY", 1), {}, "Q8_0 -> COPY");
     // A quantized type, same as the input's: nothing converted, no requantize needed.
     compare(*lib, request(base.output, "Q8_0", 1), {}, "Q8_0 -> Q8_0");
+}
+
+// ---- other models: a real one and one with quantized tensors --------------------------------------
+
+// stories260K (../shared: a real llama model in f32, 64 wide: every k-quant falls back) and the sample
+// model (qwen2 with biases, its tensors in q4_0, q8_0 and f32: a requantization of mixed types).
+TEST(QuantizeRef, RealAndSampleModels) {
+    MINFER_REQUIRE_LLAMA_PARTS(lib, needed_parts);
+    const fs::path stories = fs::path(MINFER_SHARED_DIR) / "fixtures/real/cozy-genworker__stories260K__a945bfc.gguf";
+    if (fs::exists(stories)) {
+        for (const char* type : {"Q4_0", "Q2_K", "Q4_K_M", "Q6_K", "IQ4_NL", "TQ1_0", "BF16", "COPY"})
+            compare(*lib, request(stories, type, 2), {}, std::string("stories260K -> ") + type);
+    } else {
+        std::printf("[ note     ] %s absent: stories260K not compared\n", stories.c_str());
+    }
+    temp_dir d("sample");
+    auto made = minfer::sample::make_sample_model(d / "sample.gguf");
+    ASSERT_TRUE(made) << made.error().message();
+    for (const char* type : {"Q8_0", "Q4_0", "Q5_K_M", "F16", "COPY"}) {
+        tb::quantize_request rq = request(d / "sample.gguf", type, 1);
+        compare(*lib, rq, {}, std::string("sample (q4_0/q8_0) -> ") + type);
+        rq.allow_requantize = true;
+        compare(*lib, rq, {}, std::string("sample (q4_0/q8_0) -> ") + type + " --allow-requantize");
+    }
 }
 
 // ---- llama.cpp decodes minfer's outputs -----------------------------------------------------------
