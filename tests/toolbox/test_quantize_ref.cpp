@@ -85,52 +85,69 @@ std::string sha256_of(const fs::path& p) {
     return d ? d->text() : std::string("(hash failed: ") + d.error().message() + ")";
 }
 
-// The inputs, written once per process.
-struct inputs {
-    temp_dir dir{"inputs"};
-    fs::path dense_f32, dense_f16, dense_bf16, moe_f16, odd_f16, imatrix_dense, imatrix_moe, imatrix_odd;
-    imatrix_spec im_dense, im_moe, im_odd;
-    model_options o_dense, o_moe, o_odd;
+// The inputs, each written when a test first asks for it (a test process runs one test: only what it uses).
+class inputs {
+public:
+    const fs::path& dense_f32() const { return model("dense-f32", dense_options(tensor_type::f32)); }
+    const fs::path& dense_f16() const { return model("dense-f16", dense_options(tensor_type::f16)); }
+    const fs::path& dense_bf16() const { return model("dense-bf16", dense_options(tensor_type::bf16)); }
+    const fs::path& moe_f16() const { return model("moe-f16", moe_options()); }
+    /// 3 layers, n_ff 320: ffn_down's rows (320) are not whole 256-blocks.
+    const fs::path& odd_f16() const { return model("odd-f16", odd_options()); }
+    const imatrix_spec& im_dense() const { return spec("dense", dense_options(tensor_type::f32)); }
+    const imatrix_spec& im_moe() const { return spec("moe", moe_options()); }
+    const imatrix_spec& im_odd() const { return spec("odd", odd_options()); }
+    const fs::path& imatrix_dense() const { return imatrix("dense", dense_options(tensor_type::f32)); }
+    const fs::path& imatrix_moe() const { return imatrix("moe", moe_options()); }
+    const fs::path& imatrix_odd() const { return imatrix("odd", odd_options()); }
+
+private:
+    static model_options dense_options(tensor_type store) {
+        model_options o;
+        o.store = store;
+        return o;
+    }
+    static model_options moe_options() {
+        model_options o;
+        o.moe = true;
+        o.store = tensor_type::f16;
+        return o;
+    }
+    static model_options odd_options() {
+        model_options o;
+        o.store = tensor_type::f16;
+        o.n_layer = 3;
+        o.n_ff = 320;
+        return o;
+    }
+    const fs::path& model(const std::string& name, const model_options& o) const {
+        auto it = files_.find(name);
+        if (it != files_.end()) return it->second;
+        const fs::path p = dir_ / (name + ".gguf");
+        if (auto r = write_model(p, o); !r) throw std::runtime_error(name + ": " + r.error().message());
+        return files_.emplace(name, p).first->second;
+    }
+    const imatrix_spec& spec(const std::string& name, const model_options& o) const {
+        auto it = specs_.find(name);
+        if (it != specs_.end()) return it->second;
+        return specs_.emplace(name, make_imatrix(o)).first->second;
+    }
+    const fs::path& imatrix(const std::string& name, const model_options& o) const {
+        const std::string key = name + ".imatrix";
+        auto it = files_.find(key);
+        if (it != files_.end()) return it->second;
+        const fs::path p = dir_ / (key + ".gguf");
+        if (auto r = write_imatrix(p, spec(name, o)); !r) throw std::runtime_error(key + ": " + r.error().message());
+        return files_.emplace(key, p).first->second;
+    }
+    temp_dir dir_{"inputs"};
+    mutable std::map<std::string, fs::path> files_;
+    mutable std::map<std::string, imatrix_spec> specs_;
 };
 
 const inputs& fixtures() {
-    static const inputs* in = [] {
-        auto* x = new inputs;  // lives to the end of the process (the files are removed by nobody else)
-        auto must = [](const gguf::result<void>& r, const char* what) {
-            if (!r) throw std::runtime_error(std::string(what) + ": " + r.error().message());
-        };
-        x->o_dense = {};
-        x->dense_f32 = x->dir / "dense-f32.gguf";
-        must(write_model(x->dense_f32, x->o_dense), "dense f32");
-        model_options o = x->o_dense;
-        o.store = tensor_type::f16;
-        x->dense_f16 = x->dir / "dense-f16.gguf";
-        must(write_model(x->dense_f16, o), "dense f16");
-        o.store = tensor_type::bf16;
-        x->dense_bf16 = x->dir / "dense-bf16.gguf";
-        must(write_model(x->dense_bf16, o), "dense bf16");
-        x->o_moe.moe = true;
-        x->o_moe.store = tensor_type::f16;
-        x->moe_f16 = x->dir / "moe-f16.gguf";
-        must(write_model(x->moe_f16, x->o_moe), "moe f16");
-        // 3 layers, n_ff 320: ffn_down's rows (320) are not whole 256-blocks.
-        x->o_odd.store = tensor_type::f16;
-        x->o_odd.n_layer = 3;
-        x->o_odd.n_ff = 320;
-        x->odd_f16 = x->dir / "odd-f16.gguf";
-        must(write_model(x->odd_f16, x->o_odd), "odd f16");
-        x->im_odd = make_imatrix(x->o_odd);
-        x->imatrix_odd = x->dir / "odd.imatrix.gguf";
-        must(write_imatrix(x->imatrix_odd, x->im_odd), "odd imatrix");
-        x->im_dense = make_imatrix(x->o_dense);
-        x->imatrix_dense = x->dir / "dense.imatrix.gguf";
-        must(write_imatrix(x->imatrix_dense, x->im_dense), "dense imatrix");
-        x->im_moe = make_imatrix(x->o_moe);
-        x->imatrix_moe = x->dir / "moe.imatrix.gguf";
-        must(write_imatrix(x->imatrix_moe, x->im_moe), "moe imatrix");
-        return x;
-    }();
-    return *in;
+    static const inputs in;
+    return in;
 }
 
 // ---- llama.cpp's side, as the llama-quantize tool drives it -------------------------------------
@@ -496,7 +513,7 @@ bool needs_imatrix_in_llama(const run_result& ref) {
 TEST(QuantizeRef, InputsDecodeInLlama) {
     MINFER_REQUIRE_LLAMA_PARTS(lib, needed_parts);
     const inputs& in = fixtures();
-    for (const fs::path& p : {in.dense_f32, in.dense_f16, in.dense_bf16, in.moe_f16, in.odd_f16}) {
+    for (const fs::path& p : {in.dense_f32(), in.dense_f16(), in.dense_bf16(), in.moe_f16(), in.odd_f16()}) {
         SCOPED_TRACE(p.filename().string());
         std::string why;
         auto m = minfer_toolbox_test::llama_loaded::load(*lib, p.string(), why);
@@ -516,7 +533,7 @@ TEST(QuantizeRef, ImatrixLayoutReachesLlama) {
     bad.entries.push_back({"blk.0.attn_q.weight", std::vector<float>(n_embd + 1, 2.0f), {1.0f}});
     llama_extra x;
     x.imatrix = tool_view(bad);
-    tb::quantize_request rq = request(fixtures().dense_f32, "Q4_K_M", 1);
+    tb::quantize_request rq = request(fixtures().dense_f32(), "Q4_K_M", 1);
     rq.imatrix = d / "unused.imatrix.gguf";  // only its name reaches llama.cpp (quantize.imatrix.file)
     rq.output = d / "out.gguf";
     const run_result r = run_llama(*lib, rq, x);
@@ -534,7 +551,7 @@ TEST(QuantizeRef, EveryTypeFromF32) {
     const inputs& in = fixtures();
     std::vector<std::string> written, refused;
     for (const std::string& type : all_types()) {
-        const compared c = compare(*lib, request(in.dense_f32, type, 1), {}, "f32 -> " + type + ", 1 thread");
+        const compared c = compare(*lib, request(in.dense_f32(), type, 1), {}, "f32 -> " + type + ", 1 thread");
         (c.ref.ok ? written : refused).push_back(type);
         if (!c.ref.ok && !c.ours.ok) {
             if (needs_imatrix_in_llama(c.ref))
@@ -559,17 +576,17 @@ const std::vector<std::string> subset = {"Q4_0", "Q5_1",  "Q8_0",   "Q2_K",   "Q
 
 TEST(QuantizeRef, SubsetFromF32TwoThreads) {
     MINFER_REQUIRE_LLAMA_PARTS(lib, needed_parts);
-    for (const std::string& type : subset) compare(*lib, request(fixtures().dense_f32, type, 2), {}, "f32 -> " + type + ", 2 threads");
+    for (const std::string& type : subset) compare(*lib, request(fixtures().dense_f32(), type, 2), {}, "f32 -> " + type + ", 2 threads");
 }
 
 TEST(QuantizeRef, SubsetFromF16) {
     MINFER_REQUIRE_LLAMA_PARTS(lib, needed_parts);
-    for (const std::string& type : subset) compare(*lib, request(fixtures().dense_f16, type, 1), {}, "f16 -> " + type + ", 1 thread");
+    for (const std::string& type : subset) compare(*lib, request(fixtures().dense_f16(), type, 1), {}, "f16 -> " + type + ", 1 thread");
 }
 
 TEST(QuantizeRef, SubsetFromBF16TwoThreads) {
     MINFER_REQUIRE_LLAMA_PARTS(lib, needed_parts);
-    for (const std::string& type : subset) compare(*lib, request(fixtures().dense_bf16, type, 2), {}, "bf16 -> " + type + ", 2 threads");
+    for (const std::string& type : subset) compare(*lib, request(fixtures().dense_bf16(), type, 2), {}, "bf16 -> " + type + ", 2 threads");
 }
 
 // The MoE model: experts are 3-D tensors, quantized matrix by matrix, with MoE rules (MXFP4_MOE puts
@@ -577,7 +594,7 @@ TEST(QuantizeRef, SubsetFromBF16TwoThreads) {
 TEST(QuantizeRef, SubsetMoE) {
     MINFER_REQUIRE_LLAMA_PARTS(lib, needed_parts);
     for (const char* type : {"MXFP4_MOE", "Q2_K", "Q3_K_L", "Q4_K_M", "Q5_K_M", "Q8_0", "IQ4_XS", "COPY"})
-        compare(*lib, request(fixtures().moe_f16, type, 2), {}, std::string("moe f16 -> ") + type + ", 2 threads");
+        compare(*lib, request(fixtures().moe_f16(), type, 2), {}, std::string("moe f16 -> ") + type + ", 2 threads");
 }
 
 // ffn_down rows of 320 values: the k-quants and the i-quants fall back to a legacy type there (and
@@ -586,39 +603,40 @@ TEST(QuantizeRef, FallbackTypes) {
     MINFER_REQUIRE_LLAMA_PARTS(lib, needed_parts);
     const inputs& in = fixtures();
     for (const char* type : {"Q2_K", "Q3_K_M", "Q4_K_S", "Q5_K_M", "Q6_K", "IQ4_XS", "TQ2_0", "MXFP4_MOE"})
-        compare(*lib, request(in.odd_f16, type, 1), {}, std::string("odd f16 -> ") + type);
+        compare(*lib, request(in.odd_f16(), type, 1), {}, std::string("odd f16 -> ") + type);
     llama_extra x;
-    x.imatrix = tool_view(in.im_odd);
+    x.imatrix = tool_view(in.im_odd());
     for (const char* type : {"IQ2_XXS", "IQ3_S", "Q4_K_M"}) {
-        tb::quantize_request rq = request(in.odd_f16, type, 2);
-        rq.imatrix = in.imatrix_odd;
+        tb::quantize_request rq = request(in.odd_f16(), type, 2);
+        rq.imatrix = in.imatrix_odd();
         compare(*lib, rq, x, std::string("odd f16 + imatrix -> ") + type);
     }
 }
 
 // ---- importance matrices ------------------------------------------------------------------------
 
-// Every type that needs (or uses) an importance matrix, on the dense model or on the MoE one (IQ1_S,
-// IQ2_XS and IQ2_M there: llama.cpp's IQ1_S takes 15 s on the dense model's wider matrices).
+// Every type that needs (or uses) an importance matrix, on the dense model or on the MoE one (IQ2_XS
+// and IQ2_M there, and IQ1_S in a test of its own: ggml's one-time grid set-up for iq1_s alone takes
+// about 10 s, so it runs beside the others).
 const std::vector<std::string> imatrix_types_dense = {"IQ2_XXS", "IQ2_S", "IQ3_XXS", "IQ3_XS", "IQ3_S",
                                                       "IQ3_M",   "Q2_K_S", "Q4_K_M", "IQ4_XS"};
-const std::vector<std::string> imatrix_types_moe = {"IQ2_XXS", "IQ2_XS", "IQ2_M", "IQ1_S", "IQ3_XXS", "Q4_K_M"};
+const std::vector<std::string> imatrix_types_moe = {"IQ2_XXS", "IQ2_XS", "IQ2_M", "IQ3_XXS", "Q4_K_M"};
 
 TEST(QuantizeRef, ImatrixTypesDense) {
     MINFER_REQUIRE_LLAMA_PARTS(lib, needed_parts);
     const inputs& in = fixtures();
     llama_extra x;
-    x.imatrix = tool_view(in.im_dense);
+    x.imatrix = tool_view(in.im_dense());
     for (const std::string& type : imatrix_types_dense) {
-        tb::quantize_request rq = request(in.dense_f32, type, 2);
-        rq.imatrix = in.imatrix_dense;
+        tb::quantize_request rq = request(in.dense_f32(), type, 2);
+        rq.imatrix = in.imatrix_dense();
         const compared c = compare(*lib, rq, x, "f32 + imatrix -> " + type);
         EXPECT_TRUE(c.ref.ok) << type << ": llama.cpp refused with an imatrix:\n" << c.ref.why.substr(0, 2000);
     }
     // An imatrix without one tensor's entry: llama.cpp stops at that tensor ("Missing importance matrix
     // for tensor …"); minfer must refuse too, naming it.
     temp_dir d("imatrix_missing");
-    imatrix_spec partial = in.im_dense;
+    imatrix_spec partial = in.im_dense();
     const auto gone = std::find_if(partial.entries.begin(), partial.entries.end(),
                                    [](const imatrix_entry& e) { return e.name == "blk.1.ffn_up.weight"; });
     ASSERT_NE(gone, partial.entries.end());
@@ -626,7 +644,7 @@ TEST(QuantizeRef, ImatrixTypesDense) {
     ASSERT_TRUE(write_imatrix(d / "partial.imatrix.gguf", partial));
     llama_extra xp;
     xp.imatrix = tool_view(partial);
-    tb::quantize_request rq = request(in.dense_f32, "IQ2_XXS", 2);
+    tb::quantize_request rq = request(in.dense_f32(), "IQ2_XXS", 2);
     rq.imatrix = d / "partial.imatrix.gguf";
     const compared c = compare(*lib, rq, xp, "f32 + imatrix without blk.1.ffn_up -> IQ2_XXS");
     EXPECT_FALSE(c.ref.ok);
@@ -640,15 +658,27 @@ TEST(QuantizeRef, ImatrixTypesMoE) {
     MINFER_REQUIRE_LLAMA_PARTS(lib, needed_parts);
     const inputs& in = fixtures();
     llama_extra x;
-    x.imatrix = tool_view(in.im_moe);
+    x.imatrix = tool_view(in.im_moe());
     for (const std::string& type : imatrix_types_moe) {
-        tb::quantize_request rq = request(in.moe_f16, type, 2);
-        rq.imatrix = in.imatrix_moe;
+        tb::quantize_request rq = request(in.moe_f16(), type, 2);
+        rq.imatrix = in.imatrix_moe();
         const compared c = compare(*lib, rq, x, "moe f16 + imatrix -> " + type);
         EXPECT_TRUE(c.ref.ok) << type << ": llama.cpp refused with an imatrix:\n" << c.ref.why.substr(0, 2000);
     }
     // Without the imatrix both refuse the IQ2 type.
-    compare(*lib, request(in.moe_f16, "IQ2_XXS", 2), {}, "moe f16, no imatrix -> IQ2_XXS");
+    compare(*lib, request(in.moe_f16(), "IQ2_XXS", 2), {}, "moe f16, no imatrix -> IQ2_XXS");
+}
+
+TEST(QuantizeRef, ImatrixIQ1_SMoE) {
+    MINFER_REQUIRE_LLAMA_PARTS(lib, needed_parts);
+    const inputs& in = fixtures();
+    llama_extra x;
+    x.imatrix = tool_view(in.im_moe());
+    tb::quantize_request rq = request(in.moe_f16(), "IQ1_S", 2);
+    rq.imatrix = in.imatrix_moe();
+    const compared c = compare(*lib, rq, x, "moe f16 + imatrix -> IQ1_S");
+    EXPECT_TRUE(c.ref.ok) << "llama.cpp refused with an imatrix:\n" << c.ref.why.substr(0, 2000);
+    compare(*lib, request(in.moe_f16(), "IQ1_S", 2), {}, "moe f16, no imatrix -> IQ1_S");
 }
 
 // The legacy .dat format, the tool's --include-weights / --exclude-weights filter (entries_count
@@ -660,16 +690,16 @@ TEST(QuantizeRef, ImatrixFormsAndFilters) {
     temp_dir d("imatrix_forms");
     const fs::path dat = d / "dense.imatrix.dat";
     llama_extra x;
-    x.imatrix = write_legacy_imatrix(dat, in.im_dense, 7);
+    x.imatrix = write_legacy_imatrix(dat, in.im_dense(), 7);
     std::string with, without;  // llama.cpp's IQ4_XS with and without importance weights
     for (const char* type : {"Q4_K_M", "IQ4_XS"}) {
-        tb::quantize_request rq = request(in.dense_f32, type, 2);
+        tb::quantize_request rq = request(in.dense_f32(), type, 2);
         rq.imatrix = dat;
         compare(*lib, rq, x, std::string("f32 + legacy imatrix -> ") + type, [&](const compared& c) {
             if (c.ref.ok) with = sha256_of(c.ref.outputs.front());
         });
     }
-    compare(*lib, request(in.dense_f32, "IQ4_XS", 2), {}, "f32 -> IQ4_XS", [&](const compared& c) {
+    compare(*lib, request(in.dense_f32(), "IQ4_XS", 2), {}, "f32 -> IQ4_XS", [&](const compared& c) {
         if (c.ref.ok) without = sha256_of(c.ref.outputs.front());
     });
     EXPECT_NE(with, without) << "the importance weights change nothing: these comparisons would prove nothing";
@@ -679,19 +709,19 @@ TEST(QuantizeRef, ImatrixFormsAndFilters) {
         std::string label = "f32 + imatrix";
         for (const auto& p : f.include) label += " --include-weights " + p;
         for (const auto& p : f.exclude) label += " --exclude-weights " + p;
-        x.imatrix = tool_view(in.im_dense, f);
-        tb::quantize_request rq = request(in.dense_f32, "IQ4_XS", 2);
-        rq.imatrix = in.imatrix_dense;
+        x.imatrix = tool_view(in.im_dense(), f);
+        tb::quantize_request rq = request(in.dense_f32(), "IQ4_XS", 2);
+        rq.imatrix = in.imatrix_dense();
         rq.imatrix_filter = f;
         compare(*lib, rq, x, label + " -> IQ4_XS");
     }
-    imatrix_spec with_embd = in.im_dense;
+    imatrix_spec with_embd = in.im_dense();
     with_embd.entries.push_back({"token_embd.weight", std::vector<float>(100, 3.0f), {2.0f}});
     std::sort(with_embd.entries.begin(), with_embd.entries.end(),
               [](const imatrix_entry& a, const imatrix_entry& b) { return a.name < b.name; });
     ASSERT_TRUE(write_imatrix(d / "embd.imatrix.gguf", with_embd));
     x.imatrix = tool_view(with_embd);
-    tb::quantize_request rq = request(in.dense_f32, "Q4_K_M", 2);
+    tb::quantize_request rq = request(in.dense_f32(), "Q4_K_M", 2);
     rq.imatrix = d / "embd.imatrix.gguf";
     compare(*lib, rq, x, "f32 + imatrix with a token_embd entry of 100 -> Q4_K_M");
 }
@@ -704,8 +734,8 @@ TEST(QuantizeRef, IQ1_MRefusedPrecisely) {
     const inputs& in = fixtures();
     ASSERT_FALSE(q::can_quantize(tensor_type::iq1_m)) << "minfer quantizes iq1_m now: compare it instead";
     temp_dir d("iq1m");
-    tb::quantize_request rq = request(in.dense_f32, "IQ1_M", 1);
-    rq.imatrix = in.imatrix_dense;
+    tb::quantize_request rq = request(in.dense_f32(), "IQ1_M", 1);
+    rq.imatrix = in.imatrix_dense();
     rq.output = d / "minfer.gguf";
     const run_result ours = run_minfer(rq);
     ASSERT_FALSE(ours.ok);
@@ -720,11 +750,11 @@ TEST(QuantizeRef, IQ1_MRefusedPrecisely) {
 
 TEST(QuantizeRef, OutputAndTokenEmbeddingTypes) {
     MINFER_REQUIRE_LLAMA_PARTS(lib, needed_parts);
-    tb::quantize_request rq = request(fixtures().dense_f32, "Q4_K_M", 1);
+    tb::quantize_request rq = request(fixtures().dense_f32(), "Q4_K_M", 1);
     rq.output_tensor_type = tensor_type::q8_0;
     rq.token_embedding_type = tensor_type::q4_0;
     compare(*lib, rq, {}, "Q4_K_M --output-tensor-type q8_0 --token-embedding-type q4_0");
-    rq = request(fixtures().dense_f16, "IQ4_XS", 2);
+    rq = request(fixtures().dense_f16(), "IQ4_XS", 2);
     rq.output_tensor_type = tensor_type::f16;
     rq.token_embedding_type = tensor_type::q6_k;
     compare(*lib, rq, {}, "IQ4_XS --output-tensor-type f16 --token-embedding-type q6_K");
@@ -732,24 +762,24 @@ TEST(QuantizeRef, OutputAndTokenEmbeddingTypes) {
 
 TEST(QuantizeRef, TensorTypePatterns) {
     MINFER_REQUIRE_LLAMA_PARTS(lib, needed_parts);
-    tb::quantize_request rq = request(fixtures().dense_f32, "Q4_K_M", 2);
+    tb::quantize_request rq = request(fixtures().dense_f32(), "Q4_K_M", 2);
     rq.tensor_types = {{"blk\\.1\\.attn_.*", tensor_type::q8_0}, {"ffn_(up|gate)", tensor_type::iq4_nl}};
     compare(*lib, rq, {}, "Q4_K_M --tensor-type blk\\.1\\.attn_.*=q8_0 --tensor-type ffn_(up|gate)=iq4_nl");
     // A pattern that changes a tensor to a type it cannot hold in whole blocks falls back.
-    rq = request(fixtures().dense_f32, "Q5_0", 1);
+    rq = request(fixtures().dense_f32(), "Q5_0", 1);
     rq.tensor_types = {{"attn_k", tensor_type::q6_k}, {"output", tensor_type::q2_k}};
     compare(*lib, rq, {}, "Q5_0 --tensor-type attn_k=q6_K --tensor-type output=q2_K");
 }
 
 TEST(QuantizeRef, LeaveOutputTensorAndPure) {
     MINFER_REQUIRE_LLAMA_PARTS(lib, needed_parts);
-    tb::quantize_request rq = request(fixtures().dense_f32, "Q4_K_M", 1);
+    tb::quantize_request rq = request(fixtures().dense_f32(), "Q4_K_M", 1);
     rq.leave_output_tensor = true;
     compare(*lib, rq, {}, "Q4_K_M --leave-output-tensor");
-    rq = request(fixtures().dense_f32, "Q3_K_M", 1);
+    rq = request(fixtures().dense_f32(), "Q3_K_M", 1);
     rq.pure = true;
     compare(*lib, rq, {}, "Q3_K_M --pure");
-    rq = request(fixtures().dense_bf16, "IQ4_NL", 1);
+    rq = request(fixtures().dense_bf16(), "IQ4_NL", 1);
     rq.pure = true;
     rq.leave_output_tensor = true;
     compare(*lib, rq, {}, "IQ4_NL --pure --leave-output-tensor from bf16");
@@ -766,7 +796,7 @@ TEST(QuantizeRef, OverrideKv) {
         {"general.name=str:renamed by override", kv_str("general.name", "renamed by override")},
         {"llama.context_length=int:4096", kv_int("llama.context_length", 4096)},
     };
-    tb::quantize_request rq = request(fixtures().dense_f32, "Q4_0", 1);
+    tb::quantize_request rq = request(fixtures().dense_f32(), "Q4_0", 1);
     llama_extra x;
     for (const auto& [text, ko] : overrides) {
         auto o = tb::parse_kv_override(text);
@@ -792,7 +822,7 @@ TEST(QuantizeRef, KeepSplitAndSplitInput) {
     MINFER_REQUIRE_LLAMA_PARTS(lib, needed_parts);
     temp_dir d("split_in");
     // 21 tensors, at most 8 per part: 3 parts, split by minfer's split.
-    auto parts = split_model(fixtures().dense_f32, d / "in", 8);
+    auto parts = split_model(fixtures().dense_f32(), d / "in", 8);
     ASSERT_TRUE(parts) << parts.error().message();
     ASSERT_EQ(parts->size(), 3u);
     tb::quantize_request rq = request(parts->front(), "Q4_K_M", 2);
@@ -806,7 +836,7 @@ TEST(QuantizeRef, KeepSplitAndSplitInput) {
     rq.keep_split = true;
     compare(*lib, rq, {}, "split input, COPY --keep-split");
     // --keep-split of a single file: one output, named as part 1 of 1 by llama.cpp.
-    rq = request(fixtures().dense_f32, "Q8_0", 1);
+    rq = request(fixtures().dense_f32(), "Q8_0", 1);
     rq.keep_split = true;
     compare(*lib, rq, {}, "single input, Q8_0 --keep-split");
 }
@@ -815,7 +845,7 @@ TEST(QuantizeRef, RequantizeFromQ8_0) {
     MINFER_REQUIRE_LLAMA_PARTS(lib, needed_parts);
     temp_dir d("requant");
     // The Q8_0 input: llama.cpp's own quantization of the F32 model.
-    tb::quantize_request base = request(fixtures().dense_f32, "Q8_0", 2);
+    tb::quantize_request base = request(fixtures().dense_f32(), "Q8_0", 2);
     base.output = d / "q8_0.gguf";
     const run_result q8 = run_llama(*lib, base, {});
     ASSERT_TRUE(q8.ok) << q8.why;
@@ -864,7 +894,7 @@ TEST(QuantizeRef, LlamaDecodesOurOutputs) {
         case_dirs d;
         fs::create_directories(d.dir / "llama");
         fs::create_directories(d.dir / "minfer");
-        tb::quantize_request rq = request(fixtures().dense_f32, type, 2);
+        tb::quantize_request rq = request(fixtures().dense_f32(), type, 2);
         rq.output = d.dir / "llama" / "out.gguf";
         const run_result ref = run_llama(*lib, rq, {});
         ASSERT_TRUE(ref.ok) << ref.why;
