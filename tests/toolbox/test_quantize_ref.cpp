@@ -459,9 +459,12 @@ struct compared {
     run_result ref, ours;
 };
 
+// What llama.cpp is expected to do with a case (so that two refusals cannot pass for a comparison).
+enum class expect { writes, refuses, either };
+
 // `inspect` (optional) looks at the outputs before they are removed.
 compared compare(const llama_lib& lib, tb::quantize_request rq, const llama_extra& x, const std::string& label,
-                 const std::function<void(const compared&)>& inspect = {}) {
+                 const std::function<void(const compared&)>& inspect = {}, expect want = expect::writes) {
     const std::string out_name = "out.gguf";
     case_dirs d;
     fs::create_directories(d.dir / "llama");
@@ -480,6 +483,11 @@ compared compare(const llama_lib& lib, tb::quantize_request rq, const llama_extr
                     std::chrono::duration<double, std::milli>(t1 - t0).count(),
                     std::chrono::duration<double, std::milli>(t2 - t1).count(), c.ours.types.c_str());
     expect_same(c.ref, c.ours, label);
+    if (want == expect::writes) {
+        EXPECT_TRUE(c.ref.ok) << label << ": llama.cpp refused:\n" << c.ref.why.substr(0, 2000);
+    } else if (want == expect::refuses) {
+        EXPECT_FALSE(c.ref.ok) << label << ": llama.cpp wrote it";
+    }
     if (inspect) inspect(c);
     return c;
 }
@@ -551,7 +559,7 @@ TEST(QuantizeRef, EveryTypeFromF32) {
     const inputs& in = fixtures();
     std::vector<std::string> written, refused;
     for (const std::string& type : all_types()) {
-        const compared c = compare(*lib, request(in.dense_f32(), type, 1), {}, "f32 -> " + type + ", 1 thread");
+        const compared c = compare(*lib, request(in.dense_f32(), type, 1), {}, "f32 -> " + type + ", 1 thread", {}, expect::either);
         (c.ref.ok ? written : refused).push_back(type);
         if (!c.ref.ok && !c.ours.ok) {
             if (needs_imatrix_in_llama(c.ref))
@@ -646,7 +654,7 @@ TEST(QuantizeRef, ImatrixTypesDense) {
     xp.imatrix = tool_view(partial);
     tb::quantize_request rq = request(in.dense_f32(), "IQ2_XXS", 2);
     rq.imatrix = d / "partial.imatrix.gguf";
-    const compared c = compare(*lib, rq, xp, "f32 + imatrix without blk.1.ffn_up -> IQ2_XXS");
+    const compared c = compare(*lib, rq, xp, "f32 + imatrix without blk.1.ffn_up -> IQ2_XXS", {}, expect::refuses);
     EXPECT_FALSE(c.ref.ok);
     EXPECT_NE(c.ref.why.find("Missing importance matrix for tensor blk.1.ffn_up.weight"), std::string::npos)
         << c.ref.why.substr(0, 2000);
@@ -666,7 +674,7 @@ TEST(QuantizeRef, ImatrixTypesMoE) {
         EXPECT_TRUE(c.ref.ok) << type << ": llama.cpp refused with an imatrix:\n" << c.ref.why.substr(0, 2000);
     }
     // Without the imatrix both refuse the IQ2 type.
-    compare(*lib, request(in.moe_f16(), "IQ2_XXS", 2), {}, "moe f16, no imatrix -> IQ2_XXS");
+    compare(*lib, request(in.moe_f16(), "IQ2_XXS", 2), {}, "moe f16, no imatrix -> IQ2_XXS", {}, expect::refuses);
 }
 
 TEST(QuantizeRef, ImatrixIQ1_SMoE) {
@@ -678,7 +686,7 @@ TEST(QuantizeRef, ImatrixIQ1_SMoE) {
     rq.imatrix = in.imatrix_moe();
     const compared c = compare(*lib, rq, x, "moe f16 + imatrix -> IQ1_S");
     EXPECT_TRUE(c.ref.ok) << "llama.cpp refused with an imatrix:\n" << c.ref.why.substr(0, 2000);
-    compare(*lib, request(in.moe_f16(), "IQ1_S", 2), {}, "moe f16, no imatrix -> IQ1_S");
+    compare(*lib, request(in.moe_f16(), "IQ1_S", 2), {}, "moe f16, no imatrix -> IQ1_S", {}, expect::refuses);
 }
 
 // The legacy .dat format, the tool's --include-weights / --exclude-weights filter (entries_count
@@ -714,6 +722,24 @@ TEST(QuantizeRef, ImatrixFormsAndFilters) {
         rq.imatrix = in.imatrix_dense();
         rq.imatrix_filter = f;
         compare(*lib, rq, x, label + " -> IQ4_XS");
+    }
+    // User overrides of the keys llama_model_quantize and the tool set themselves: the tool's imatrix
+    // keys come after the user's (a key set again moves to the end), general.file_type and
+    // general.quantization_version are overridden after llama.cpp set them.
+    {
+        x.imatrix = tool_view(in.im_dense());
+        x.kv = {kv_int("quantize.imatrix.entries_count", 5), kv_int("general.file_type", 3),
+                kv_int("general.quantization_version", 7), kv_str("quantize.imatrix.dataset", "user")};
+        tb::quantize_request rq = request(in.dense_f32(), "Q4_K_M", 2);
+        rq.imatrix = in.imatrix_dense();
+        for (const char* text : {"quantize.imatrix.entries_count=int:5", "general.file_type=int:3",
+                                 "general.quantization_version=int:7", "quantize.imatrix.dataset=str:user"}) {
+            auto o = tb::parse_kv_override(text);
+            ASSERT_TRUE(o) << text << ": " << o.error().message();
+            rq.kv_overrides.push_back(*o);
+        }
+        compare(*lib, rq, x, "f32 + imatrix + overrides of the quantization keys -> Q4_K_M");
+        x.kv.clear();
     }
     imatrix_spec with_embd = in.im_dense();
     with_embd.entries.push_back({"token_embd.weight", std::vector<float>(100, 3.0f), {2.0f}});
@@ -851,7 +877,7 @@ TEST(QuantizeRef, RequantizeFromQ8_0) {
     ASSERT_TRUE(q8.ok) << q8.why;
     for (const char* type : {"Q4_K_M", "Q4_0", "IQ4_XS", "F16"}) {
         tb::quantize_request rq = request(base.output, type, 2);
-        compare(*lib, rq, {}, std::string("Q8_0 -> ") + type + " without --allow-requantize");
+        compare(*lib, rq, {}, std::string("Q8_0 -> ") + type + " without --allow-requantize", {}, expect::refuses);
         rq.allow_requantize = true;
         compare(*lib, rq, {}, std::string("Q8_0 -> ") + type + " --allow-requantize");
     }
@@ -878,7 +904,7 @@ TEST(QuantizeRef, RealAndSampleModels) {
     ASSERT_TRUE(made) << made.error().message();
     for (const char* type : {"Q8_0", "Q4_0", "Q5_K_M", "F16", "COPY"}) {
         tb::quantize_request rq = request(d / "sample.gguf", type, 1);
-        compare(*lib, rq, {}, std::string("sample (q4_0/q8_0) -> ") + type);
+        compare(*lib, rq, {}, std::string("sample (q4_0/q8_0) -> ") + type, {}, expect::either);
         rq.allow_requantize = true;
         compare(*lib, rq, {}, std::string("sample (q4_0/q8_0) -> ") + type + " --allow-requantize");
     }
