@@ -886,6 +886,41 @@ TEST(QuantizeRef, RequantizeFromQ8_0) {
     compare(*lib, request(base.output, "Q8_0", 1), {}, "Q8_0 -> Q8_0");
 }
 
+// --dry-run: minfer's exact sizes are those of the files llama.cpp writes, and nothing is written
+// (llama.cpp's own dry run only estimates the tensors' bytes, so its files are the reference).
+TEST(QuantizeRef, DryRunSizesAreLlamaFileSizes) {
+    MINFER_REQUIRE_LLAMA_PARTS(lib, needed_parts);
+    temp_dir d("dry_run");
+    auto parts = split_model(fixtures().dense_f32(), d / "in", 8);
+    ASSERT_TRUE(parts) << parts.error().message();
+    struct dry_case {
+        fs::path in;
+        const char* type;
+        bool keep_split;
+    };
+    for (const dry_case& k : {dry_case{fixtures().dense_f32(), "Q4_K_M", false}, dry_case{fixtures().moe_f16(), "IQ4_XS", false},
+                              dry_case{parts->front(), "Q5_K_S", true}, dry_case{fixtures().dense_bf16(), "COPY", false}}) {
+        const std::string label = k.in.filename().string() + " -> " + k.type + (k.keep_split ? " --keep-split" : "");
+        SCOPED_TRACE(label);
+        temp_dir out("dry_run_out");
+        tb::quantize_request rq = request(k.in, k.type, 2);
+        rq.keep_split = k.keep_split;
+        rq.output = out / "llama.gguf";
+        const run_result ref = run_llama(*lib, rq, {});
+        ASSERT_TRUE(ref.ok) << ref.why.substr(0, 2000);
+        rq.output = out / "dry.gguf";
+        rq.dry_run = true;
+        auto rep = tb::quantize(rq);
+        ASSERT_TRUE(rep) << rep.error().message();
+        EXPECT_FALSE(rep->written);
+        ASSERT_EQ(rep->outputs.size(), ref.outputs.size());
+        for (std::size_t i = 0; i < ref.outputs.size(); ++i) {
+            EXPECT_EQ(rep->outputs[i].file_size, fs::file_size(ref.outputs[i])) << ref.outputs[i].filename();
+            EXPECT_FALSE(fs::exists(rep->outputs[i].path)) << rep->outputs[i].path << " written by a dry run";
+        }
+    }
+}
+
 // ---- other models: a real one and one with quantized tensors --------------------------------------
 
 // stories260K (../shared: a real llama model in f32, 64 wide: every k-quant falls back) and the sample
