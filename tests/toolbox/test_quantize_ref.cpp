@@ -94,6 +94,10 @@ public:
     const fs::path& moe_f16() const { return model("moe-f16", moe_options()); }
     /// 3 layers, n_ff 320: ffn_down's rows (320) are not whole 256-blocks.
     const fs::path& odd_f16() const { return model("odd-f16", odd_options()); }
+    /// 8 layers (n_ff 256): the rules for the first eighth / sixteenth of the layers apply.
+    const fs::path& deep_f16() const { return model("deep-f16", deep_options()); }
+    const imatrix_spec& im_deep() const { return spec("deep", deep_options()); }
+    const fs::path& imatrix_deep() const { return imatrix("deep", deep_options()); }
     const imatrix_spec& im_dense() const { return spec("dense", dense_options(tensor_type::f32)); }
     const imatrix_spec& im_moe() const { return spec("moe", moe_options()); }
     const imatrix_spec& im_odd() const { return spec("odd", odd_options()); }
@@ -118,6 +122,13 @@ private:
         o.store = tensor_type::f16;
         o.n_layer = 3;
         o.n_ff = 320;
+        return o;
+    }
+    static model_options deep_options() {
+        model_options o;
+        o.store = tensor_type::f16;
+        o.n_layer = 8;
+        o.n_ff = 256;
         return o;
     }
     const fs::path& model(const std::string& name, const model_options& o) const {
@@ -521,7 +532,7 @@ bool needs_imatrix_in_llama(const run_result& ref) {
 TEST(QuantizeRef, InputsDecodeInLlama) {
     MINFER_REQUIRE_LLAMA_PARTS(lib, needed_parts);
     const inputs& in = fixtures();
-    for (const fs::path& p : {in.dense_f32(), in.dense_f16(), in.dense_bf16(), in.moe_f16(), in.odd_f16()}) {
+    for (const fs::path& p : {in.dense_f32(), in.dense_f16(), in.dense_bf16(), in.moe_f16(), in.odd_f16(), in.deep_f16()}) {
         SCOPED_TRACE(p.filename().string());
         std::string why;
         auto m = minfer_toolbox_test::llama_loaded::load(*lib, p.string(), why);
@@ -618,6 +629,22 @@ TEST(QuantizeRef, FallbackTypes) {
         tb::quantize_request rq = request(in.odd_f16(), type, 2);
         rq.imatrix = in.imatrix_odd();
         compare(*lib, rq, x, std::string("odd f16 + imatrix -> ") + type);
+    }
+}
+
+// 8 layers: attn_v / ffn_down get more bits in the first eighth of the layers (and every third), and with
+// an imatrix Q4_0 / Q5_0 put the first eighth of ffn_down in q4_1 / q5_1.
+TEST(QuantizeRef, LayerRulesDeep) {
+    MINFER_REQUIRE_LLAMA_PARTS(lib, needed_parts);
+    const inputs& in = fixtures();
+    for (const char* type : {"Q2_K", "Q3_K_M", "Q4_K_M", "Q5_K_M", "IQ3_M"})
+        compare(*lib, request(in.deep_f16(), type, 2), {}, std::string("deep f16 -> ") + type);
+    llama_extra x;
+    x.imatrix = tool_view(in.im_deep());
+    for (const char* type : {"Q4_0", "Q5_0", "IQ4_NL", "Q4_K_M"}) {
+        tb::quantize_request rq = request(in.deep_f16(), type, 2);
+        rq.imatrix = in.imatrix_deep();
+        compare(*lib, rq, x, std::string("deep f16 + imatrix -> ") + type);
     }
 }
 
