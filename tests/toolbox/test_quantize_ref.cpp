@@ -382,13 +382,15 @@ std::string describe_difference(const fs::path& ref, const fs::path& ours) {
                                          : std::string("llama's: ") + va.error().message());
         return os.str();
     }
+    // The first metadata difference, then (the data is compared per tensor, so a shifted data
+    // section does not matter) the first tensor record and the first tensor's bytes that differ.
     const auto ka = va->metadata();
     const auto kb = vb->metadata();
     for (std::size_t i = 0; i < std::max(ka.size(), kb.size()); ++i) {
         if (i >= ka.size() || i >= kb.size()) {
             os << "; kv #" << i << ": " << (i < ka.size() ? "llama has " + describe_kv(ka[i]) : "llama has none")
                << ", " << (i < kb.size() ? "minfer has " + describe_kv(kb[i]) : "minfer has none");
-            return os.str();
+            break;
         }
         const bool same_payload = ka[i].payload.size() == kb[i].payload.size() &&
                                   std::equal(ka[i].payload.begin(), ka[i].payload.end(), kb[i].payload.begin());
@@ -396,7 +398,7 @@ std::string describe_difference(const fs::path& ref, const fs::path& ours) {
             ka[i].count != kb[i].count || !same_payload) {
             os << "; kv #" << i << ": llama " << describe_kv(ka[i]) << ", minfer " << describe_kv(kb[i])
                << (same_payload ? "" : " (values differ)");
-            return os.str();
+            break;
         }
     }
     const auto ta = va->tensors();
@@ -414,10 +416,7 @@ std::string describe_difference(const fs::path& ref, const fs::path& ours) {
             return os.str();
         }
     }
-    if (va->data_offset() != vb->data_offset()) {
-        os << "; data offsets " << va->data_offset() << " / " << vb->data_offset();
-        return os.str();
-    }
+    if (va->data_offset() != vb->data_offset()) os << "; data offsets " << va->data_offset() << " / " << vb->data_offset();
     for (const gguf::tensor_info& x : ta) {
         const auto da = va->tensor_data(x);
         const auto db = vb->tensor_data(*vb->find_tensor(x.name));
@@ -436,7 +435,7 @@ std::string describe_difference(const fs::path& ref, const fs::path& ours) {
            << " bytes differ";
         return os.str();
     }
-    os << "; headers and tensors equal: the padding or the tail differs";
+    os << "; tensors' bytes equal";
     return os.str();
 }
 
