@@ -231,10 +231,12 @@ std::string error::describe(bool path_said) const {
             return (detail.empty() ? std::string("buffer size") : detail) + ": " + num(found) + " given, " +
                    num(expected) + " needed";
         case errc::type_not_quantizable:
-            return "values cannot be quantized to type " + type_name(found) +
+            return (subject.empty() ? std::string() : "tensor " + s + ": ") + "values cannot be quantized to type " +
+                   type_name(found) + (detail.empty() ? std::string() : " (" + detail + ")");
+        case errc::importance_required:  // subject: the tensor, when a whole model is quantized
+            return (subject.empty() ? std::string() : "tensor " + s + ": ") + "type " + type_name(found) +
+                   " needs importance weights (an imatrix) to be quantized" +
                    (detail.empty() ? std::string() : " (" + detail + ")");
-        case errc::importance_required:
-            return "type " + type_name(found) + " needs importance weights (an imatrix) to be quantized";
         case errc::quantize_failed:
             return "row " + std::to_string(index) + ": quantizing to " + type_name(found) +
                    " failed (an input ggml's quantizer would stop on)" + (detail.empty() ? std::string() : ": " + detail);

@@ -254,6 +254,13 @@ gguf::result<void> check_tensor(const quantize_request& rq, const quant::importa
         err.shape = info.ne;
         return unexpected(std::move(err));
     }
+    if (!quant::can_quantize(c.to)) {
+        // iq1_m: llama.cpp writes it, minfer's quantizer does not (yet). Said before anything is
+        // written, with the tensor, rather than by quantize_rows in the middle of the data.
+        error err = make_error(errc::type_not_quantizable, c.name, "minfer has no quantizer for it");
+        err.found = static_cast<std::uint64_t>(c.to);
+        return unexpected(std::move(err));
+    }
     return {};
 }
 

@@ -225,6 +225,7 @@ const llama_lib* llama_lib::get() {
         MINFER_BIND(llama_decode, llama_model);
         MINFER_BIND(llama_get_logits_ith, llama_model);
         MINFER_BIND(llama_model_quantize_default_params, llama_quant);
+        MINFER_BIND(llama_model_quantize, llama_quant);
         auto bind_as = [&](const char* mangled, auto& out) { bind(mangled, out, part::llama_quant); };
         bind_as("_Z16llama_quant_initPK11llama_modelPK27llama_model_quantize_params", a.llama_quant_init);
         bind_as("_Z16llama_quant_freeP19quantize_state_impl", a.llama_quant_free);

@@ -76,8 +76,8 @@ struct llama_model_quantize_params {
     bool pure;
     bool keep_split;
     bool dry_run;
-    const void* imatrix;
-    const void* kv_overrides;
+    const struct llama_model_imatrix_data* imatrix;       ///< ended by a null name
+    const struct llama_model_kv_override* kv_overrides;   ///< ended by an empty key (key[0] == 0)
     const struct llama_tensor_type_override* tt_overrides;  ///< ended by a null pattern
     const std::int32_t* prune_layers;
     unsigned char tail[8];
@@ -88,6 +88,39 @@ struct llama_tensor_type_override {
     const char* pattern;
     std::int32_t type;
 };
+// llama.h: struct llama_model_imatrix_data { const char* name; const float* data; size_t size; } (24
+// bytes), one tensor's importance weights (size = ne[0] * ne[2] floats). llama_model_quantize copies
+// the array until a null name; its loop in llama_model_quantize_impl's disassembly reads name at 0,
+// data at 8, size at 0x10 and steps 0x18.
+struct llama_model_imatrix_data {
+    const char* name;
+    const float* data;
+    std::size_t size;
+};
+// llama.h: enum llama_model_kv_override_type { INT, FLOAT, BOOL, STR } and struct llama_model_kv_override
+// { tag; char key[128]; union { int64_t val_i64; double val_f64; bool val_bool; char val_str[128]; }; }
+// (264 bytes: tag at 0, key at 4, the 8-aligned union at 136). Checked on llama_model_quantize_impl's
+// disassembly: its loop steps 0x108, tests key[0] at +4, the tag at -0x88 and reads the value at
+// +0x88 of the union; and by behaviour (tests/toolbox/test_quantize_ref.cpp: each override's value
+// reaches the output file).
+inline constexpr std::int32_t kv_override_int = 0;
+inline constexpr std::int32_t kv_override_float = 1;
+inline constexpr std::int32_t kv_override_bool = 2;
+inline constexpr std::int32_t kv_override_str = 3;
+struct llama_model_kv_override {
+    std::int32_t tag;
+    char key[128];
+    union {
+        std::int64_t val_i64;
+        double val_f64;
+        bool val_bool;
+        char val_str[128];
+    };
+};
+static_assert(sizeof(llama_model_imatrix_data) == 24);
+static_assert(sizeof(llama_model_kv_override) == 264);
+static_assert(offsetof(llama_model_kv_override, key) == 4);
+static_assert(offsetof(llama_model_kv_override, val_i64) == 136);
 // llama-ext.h: the descriptor of a mock model for the quantizer's type choice (what
 // llama_quant_model_from_metadata reads: offsets 0, 8, …, 0x20 in its disassembly).
 struct llama_quant_model_desc {
@@ -154,7 +187,7 @@ inline constexpr unsigned llama_model = 1u << 12;
 inline constexpr unsigned q8_k = 1u << 13;
 /// libllama's quantizer type choice (llama-ext.h, C++ symbols): llama_model_quantize_default_params,
 /// llama_quant_init/free, llama_quant_model_from_metadata, llama_quant_tensor_allows_quantization,
-/// llama_quant_compute_types, llama_ftype_get_default_type; also requires that the default
+/// llama_quant_compute_types, llama_ftype_get_default_type, llama_model_quantize; also requires that the default
 /// quantize params have the layout declared (quantize_params_checked()). Use with part::llama_model.
 inline constexpr unsigned llama_quant = 1u << 14;
 }  // namespace part
@@ -289,6 +322,10 @@ struct llama_api {
     /// (state, ftype, tensors, out types, n): the type of each tensor; counters reset, has_imatrix false.
     void (*llama_quant_compute_types)(quantize_state_impl*, int, ggml_tensor**, int*, std::size_t) = nullptr;
     int (*llama_ftype_get_default_type)(int) = nullptr;
+    /// llama.h (C linkage): quantize the model `in` (a file, or part 1 of a split set) into `out` (with
+    /// keep_split: the parts "<out>-%05d-of-%05d.gguf"); 0 on success, 1 on failure (the reason is in
+    /// the log, take_log()). What llama-quantize calls.
+    std::uint32_t (*llama_model_quantize)(const char*, const char*, const llama_model_quantize_params*) = nullptr;
 };
 
 /// The loaded library (one per process).

@@ -1,0 +1,1013 @@
+// toolbox::quantize (`minfer quantize`) against llama.cpp's own quantizer, llama_model_quantize of
+// the reference build (what llama-quantize calls), byte for byte: the same input and options must
+// give files with the same SHA-256. The inputs are written here (quantize_ref_model.hpp): a llama
+// model wide enough for every block size, as F32, F16 and BF16, a MoE variant, a split set, a Q8_0
+// requantization input, and GGUF importance matrices whose weights llama.cpp is handed directly
+// (computed here as llama-quantize's loader computes them, independently of minfer's reader), with
+// the quantize.imatrix.* overrides the llama-quantize tool adds. Every TYPE is run on both sides:
+// where llama.cpp refuses (a type that needs an importance matrix) minfer must refuse too, and where
+// it writes, minfer must write the same bytes. On a difference the message says where: the first
+// differing byte, then the first differing key, tensor record or tensor (and the byte in it).
+// Skipped, with the reason, without MINFER_LLAMA_LIB.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <iterator>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+#include "llama_model_ref.hpp"
+#include "llama_ref/llama_ref.hpp"
+#include "minfer/check/digest.hpp"
+#include "minfer/gguf.hpp"
+#include "minfer/quant/quantize.hpp"
+#include "minfer/quant/type_plan.hpp"
+#include "minfer/toolbox/quantize.hpp"
+#include "quantize_ref_model.hpp"
+#include "sample_model.hpp"
+
+namespace minfer_quantize_ref {
+namespace {
+
+namespace lr = minfer::llama_ref;
+namespace tb = minfer::toolbox;
+namespace q = minfer::quant;
+namespace gguf = minfer::gguf;
+using gguf::tensor_type;
+using lr::llama_lib;
+
+constexpr unsigned needed_parts = lr::part::llama_quant | lr::part::llama_model | lr::part::gguf_read;
+
+// ---- files --------------------------------------------------------------------------------------
+
+std::string slurp(const fs::path& p) {
+    std::ifstream f(p, std::ios::binary);
+    return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+}
+
+class temp_dir {
+public:
+    explicit temp_dir(const std::string& tag) {
+        static int counter = 0;
+        path_ = fs::temp_directory_path() /
+                ("minfer_qref." + tag + "." + std::to_string(::getpid()) + "." + std::to_string(counter++));
+        fs::remove_all(path_);
+        fs::create_directories(path_);
+    }
+    ~temp_dir() {
+        std::error_code ec;
+        fs::remove_all(path_, ec);
+    }
+    temp_dir(const temp_dir&) = delete;
+    temp_dir& operator=(const temp_dir&) = delete;
+    const fs::path& path() const { return path_; }
+    fs::path operator/(const std::string& leaf) const { return path_ / leaf; }
+
+private:
+    fs::path path_;
+};
+
+std::string sha256_of(const fs::path& p) {
+    const std::string bytes = slurp(p);
+    auto d = minfer::check::hash_bytes(minfer::check::hash_kind::sha256,
+                                       std::as_bytes(std::span<const char>(bytes.data(), bytes.size())));
+    return d ? d->text() : std::string("(hash failed: ") + d.error().message() + ")";
+}
+
+// The inputs, each written when a test first asks for it (a test process runs one test: only what it uses).
+class inputs {
+public:
+    const fs::path& dense_f32() const { return model("dense-f32", dense_options(tensor_type::f32)); }
+    const fs::path& dense_f16() const { return model("dense-f16", dense_options(tensor_type::f16)); }
+    const fs::path& dense_bf16() const { return model("dense-bf16", dense_options(tensor_type::bf16)); }
+    const fs::path& moe_f16() const { return model("moe-f16", moe_options()); }
+    /// 3 layers, n_ff 320: ffn_down's rows (320) are not whole 256-blocks.
+    const fs::path& odd_f16() const { return model("odd-f16", odd_options()); }
+    /// 8 layers (n_ff 256): the rules for the first eighth / sixteenth of the layers apply.
+    const fs::path& deep_f16() const { return model("deep-f16", deep_options()); }
+    const imatrix_spec& im_deep() const { return spec("deep", deep_options()); }
+    const fs::path& imatrix_deep() const { return imatrix("deep", deep_options()); }
+    const imatrix_spec& im_dense() const { return spec("dense", dense_options(tensor_type::f32)); }
+    const imatrix_spec& im_moe() const { return spec("moe", moe_options()); }
+    const imatrix_spec& im_odd() const { return spec("odd", odd_options()); }
+    const fs::path& imatrix_dense() const { return imatrix("dense", dense_options(tensor_type::f32)); }
+    const fs::path& imatrix_moe() const { return imatrix("moe", moe_options()); }
+    const fs::path& imatrix_odd() const { return imatrix("odd", odd_options()); }
+
+private:
+    static model_options dense_options(tensor_type store) {
+        model_options o;
+        o.store = store;
+        return o;
+    }
+    static model_options moe_options() {
+        model_options o;
+        o.moe = true;
+        o.store = tensor_type::f16;
+        return o;
+    }
+    static model_options odd_options() {
+        model_options o;
+        o.store = tensor_type::f16;
+        o.n_layer = 3;
+        o.n_ff = 320;
+        return o;
+    }
+    static model_options deep_options() {
+        model_options o;
+        o.store = tensor_type::f16;
+        o.n_layer = 8;
+        o.n_ff = 256;
+        return o;
+    }
+    const fs::path& model(const std::string& name, const model_options& o) const {
+        auto it = files_.find(name);
+        if (it != files_.end()) return it->second;
+        const fs::path p = dir_ / (name + ".gguf");
+        if (auto r = write_model(p, o); !r) throw std::runtime_error(name + ": " + r.error().message());
+        return files_.emplace(name, p).first->second;
+    }
+    const imatrix_spec& spec(const std::string& name, const model_options& o) const {
+        auto it = specs_.find(name);
+        if (it != specs_.end()) return it->second;
+        return specs_.emplace(name, make_imatrix(o)).first->second;
+    }
+    const fs::path& imatrix(const std::string& name, const model_options& o) const {
+        const std::string key = name + ".imatrix";
+        auto it = files_.find(key);
+        if (it != files_.end()) return it->second;
+        const fs::path p = dir_ / (key + ".gguf");
+        if (auto r = write_imatrix(p, spec(name, o)); !r) throw std::runtime_error(key + ": " + r.error().message());
+        return files_.emplace(key, p).first->second;
+    }
+    temp_dir dir_{"inputs"};
+    mutable std::map<std::string, fs::path> files_;
+    mutable std::map<std::string, imatrix_spec> specs_;
+};
+
+const inputs& fixtures() {
+    static const inputs in;
+    return in;
+}
+
+// ---- llama.cpp's side, as the llama-quantize tool drives it -------------------------------------
+
+lr::llama_model_kv_override kv_int(const char* key, std::int64_t v) {
+    lr::llama_model_kv_override o{};
+    o.tag = lr::kv_override_int;
+    std::snprintf(o.key, sizeof o.key, "%s", key);
+    o.val_i64 = v;
+    return o;
+}
+lr::llama_model_kv_override kv_float(const char* key, double v) {
+    lr::llama_model_kv_override o{};
+    o.tag = lr::kv_override_float;
+    std::snprintf(o.key, sizeof o.key, "%s", key);
+    o.val_f64 = v;
+    return o;
+}
+lr::llama_model_kv_override kv_bool(const char* key, bool v) {
+    lr::llama_model_kv_override o{};
+    o.tag = lr::kv_override_bool;
+    std::snprintf(o.key, sizeof o.key, "%s", key);
+    o.val_bool = v;
+    return o;
+}
+lr::llama_model_kv_override kv_str(const char* key, const std::string& v) {
+    lr::llama_model_kv_override o{};
+    o.tag = lr::kv_override_str;
+    std::snprintf(o.key, sizeof o.key, "%s", key);
+    std::snprintf(o.val_str, sizeof o.val_str, "%s", v.c_str());  // strncpy(…, 127) as the tool does
+    return o;
+}
+
+struct run_result {
+    bool ok = false;
+    std::vector<fs::path> outputs;  ///< in part order
+    std::string why;                ///< llama.cpp's log or minfer's error message
+    std::optional<gguf::errc> code; ///< minfer's error code
+    std::string types;              ///< minfer's plan: "q4_K x7, q6_K x2, …" (for the timing lines)
+};
+
+// An importance matrix as the llama-quantize tool hands it to llama_model_quantize: the weights per
+// tensor after its --include-weights / --exclude-weights filter, and what it writes as overrides.
+struct tool_imatrix {
+    std::vector<std::pair<std::string, std::vector<float>>> entries;
+    std::optional<std::string> dataset;  ///< the first dataset named
+    std::int64_t chunks = 0;             ///< written when > 0
+};
+
+// The tool's prepare_imatrix filter: drop names containing an excluded pattern; keep only names
+// containing an included one (the tool refuses both at once).
+void tool_filter(tool_imatrix& t, const q::importance_filter& f) {
+    auto contains_any = [](const std::string& name, const std::vector<std::string>& pats) {
+        return std::any_of(pats.begin(), pats.end(), [&](const std::string& p) { return name.find(p) != std::string::npos; });
+    };
+    std::erase_if(t.entries, [&](const auto& e) {
+        return contains_any(e.first, f.exclude) || (!f.include.empty() && !contains_any(e.first, f.include));
+    });
+}
+
+// From a GGUF imatrix: weights = sums / count per matrix (imatrix_weights), chunks = imatrix.chunk_count.
+tool_imatrix tool_view(const imatrix_spec& spec, const q::importance_filter& f = {}) {
+    tool_imatrix t;
+    for (const imatrix_entry& e : spec.entries) t.entries.emplace_back(e.name, imatrix_weights(e));
+    if (!spec.datasets.empty()) t.dataset = spec.datasets.front();
+    t.chunks = spec.chunk_count;
+    tool_filter(t, f);
+    return t;
+}
+
+// A legacy .dat imatrix of the same entries: per entry i32 name length, the name, i32 ncall, i32 nval,
+// nval f32 values (weight * ncall, so that the loader's value / ncall is close to the weight); then
+// i32 chunks, i32 dataset length, the dataset. Returns what the tool derives from it: value / ncall.
+tool_imatrix write_legacy_imatrix(const fs::path& path, const imatrix_spec& spec, std::int32_t ncall) {
+    std::string out;
+    auto i32 = [&out](std::int32_t v) { out.append(reinterpret_cast<const char*>(&v), 4); };
+    tool_imatrix t;
+    i32(static_cast<std::int32_t>(spec.entries.size()));
+    for (const imatrix_entry& e : spec.entries) {
+        std::vector<float> v = imatrix_weights(e);
+        for (float& x : v) x *= static_cast<float>(ncall);
+        i32(static_cast<std::int32_t>(e.name.size()));
+        out += e.name;
+        i32(ncall);
+        i32(static_cast<std::int32_t>(v.size()));
+        out.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(float));
+        for (float& x : v) x = x / static_cast<float>(ncall);
+        t.entries.emplace_back(e.name, std::move(v));
+    }
+    i32(static_cast<std::int32_t>(spec.chunk_count));
+    i32(static_cast<std::int32_t>(spec.datasets.front().size()));
+    out += spec.datasets.front();
+    std::ofstream(path, std::ios::binary).write(out.data(), static_cast<std::streamsize>(out.size()));
+    t.dataset = spec.datasets.front();
+    t.chunks = spec.chunk_count;
+    return t;
+}
+
+// What the test gives llama.cpp besides the request: the importance matrix (as the tool's
+// prepare_imatrix makes it from the file) and the --override-kv overrides as the tool parses them.
+struct llama_extra {
+    std::optional<tool_imatrix> imatrix;
+    std::vector<lr::llama_model_kv_override> kv;
+};
+
+// The parts "<prefix>-%05d-of-%05d.gguf" found in prefix's directory, in order.
+std::vector<fs::path> parts_of(const fs::path& prefix) {
+    std::vector<fs::path> v;
+    const std::string stem = prefix.filename().string() + "-";
+    for (const auto& e : fs::directory_iterator(prefix.parent_path())) {
+        const std::string n = e.path().filename().string();
+        if (n.rfind(stem, 0) == 0 && n.size() == stem.size() + 19) v.push_back(e.path());
+    }
+    std::sort(v.begin(), v.end());
+    return v;
+}
+
+run_result run_llama(const llama_lib& lib, const tb::quantize_request& rq, const llama_extra& x) {
+    const auto& a = lib.api();
+    lr::llama_model_quantize_params p = a.llama_model_quantize_default_params();
+    p.nthread = static_cast<std::int32_t>(rq.threads);
+    p.ftype = static_cast<std::int32_t>(rq.type.ftype);
+    p.only_copy = rq.type.copy;
+    if (rq.output_tensor_type) p.output_tensor_type = static_cast<std::int32_t>(*rq.output_tensor_type);
+    if (rq.token_embedding_type) p.token_embedding_type = static_cast<std::int32_t>(*rq.token_embedding_type);
+    p.allow_requantize = rq.allow_requantize;
+    p.quantize_output_tensor = !rq.leave_output_tensor;
+    p.pure = rq.pure;
+    p.keep_split = rq.keep_split;
+
+    std::vector<lr::llama_tensor_type_override> tt;
+    for (const q::type_override& o : rq.tensor_types) tt.push_back({o.pattern.c_str(), static_cast<std::int32_t>(o.type)});
+    tt.push_back({nullptr, static_cast<std::int32_t>(lib.type_count())});
+    if (!rq.tensor_types.empty()) p.tt_overrides = tt.data();
+
+    std::vector<lr::llama_model_kv_override> kv = x.kv;
+    std::vector<lr::llama_model_imatrix_data> im;
+    if (x.imatrix && !x.imatrix->entries.empty()) {  // the tool passes nothing when the filter left nothing
+        for (const auto& [name, w] : x.imatrix->entries) im.push_back({name.c_str(), w.data(), w.size()});
+        im.push_back({nullptr, nullptr, 0});
+        p.imatrix = im.data();
+        // tools/quantize/quantize.cpp: after the user's overrides, file, dataset (the first), entries
+        // and chunks (when > 0).
+        kv.push_back(kv_str("quantize.imatrix.file", rq.imatrix->string()));
+        if (x.imatrix->dataset) kv.push_back(kv_str("quantize.imatrix.dataset", *x.imatrix->dataset));
+        kv.push_back(kv_int("quantize.imatrix.entries_count", static_cast<std::int64_t>(x.imatrix->entries.size())));
+        if (x.imatrix->chunks > 0) kv.push_back(kv_int("quantize.imatrix.chunks_count", x.imatrix->chunks));
+    }
+    if (!kv.empty()) {
+        kv.emplace_back();
+        kv.back().key[0] = 0;
+        p.kv_overrides = kv.data();
+    }
+
+    // The tool strips ".gguf" for --keep-split; llama then names the parts "<out>-%05d-of-%05d.gguf".
+    std::string out = rq.output.string();
+    if (rq.keep_split && out.size() > 5 && out.compare(out.size() - 5, 5, ".gguf") == 0) out.resize(out.size() - 5);
+    (void)lib.take_log();
+    const std::uint32_t rc = a.llama_model_quantize(rq.input.c_str(), out.c_str(), &p);
+    run_result r;
+    r.why = lib.take_log();
+    r.ok = rc == 0;
+    if (r.ok) {
+        if (rq.keep_split) {
+            r.outputs = parts_of(out);
+            // One input part gives one output, named like a part all the same.
+        } else {
+            r.outputs = {rq.output};
+        }
+    }
+    return r;
+}
+
+run_result run_minfer(const tb::quantize_request& rq) {
+    run_result r;
+    auto rep = tb::quantize(rq);
+    if (!rep) {
+        r.why = rep.error().message();
+        r.code = rep.error().code;
+        return r;
+    }
+    r.ok = true;
+    for (const tb::quantize_output& o : rep->outputs) r.outputs.push_back(o.path);
+    std::map<std::string, int> n;
+    for (const q::tensor_choice& t : rep->plan.tensors) ++n[std::string(gguf::to_string(t.to))];
+    for (const auto& [name, count] : n) r.types += (r.types.empty() ? "" : ", ") + name + " x" + std::to_string(count);
+    return r;
+}
+
+// ---- where two files differ -----------------------------------------------------------------
+
+std::string hex_bytes(const std::string& s, std::size_t at, std::size_t n) {
+    std::string out;
+    char buf[4];
+    for (std::size_t i = at; i < std::min(s.size(), at + n); ++i) {
+        std::snprintf(buf, sizeof buf, "%02x", static_cast<unsigned char>(s[i]));
+        out += buf;
+    }
+    return out;
+}
+
+std::string describe_kv(const gguf::kv& k) {
+    std::string s = "'" + std::string(k.key) + "' " + std::string(gguf::to_string(k.type));
+    if (k.is_array()) s += "[" + std::string(gguf::to_string(k.element_type)) + " x " + std::to_string(k.count) + "]";
+    return s;
+}
+
+// The first difference between llama.cpp's file `ref` and minfer's `ours`, in words.
+std::string describe_difference(const fs::path& ref, const fs::path& ours) {
+    const std::string a = slurp(ref);
+    const std::string b = slurp(ours);
+    std::ostringstream os;
+    std::size_t first = 0;
+    while (first < a.size() && first < b.size() && a[first] == b[first]) ++first;
+    os << "sizes " << a.size() << " (llama.cpp) / " << b.size() << " (minfer); first differing byte at " << first
+       << " (llama " << hex_bytes(a, first, 8) << ", minfer " << hex_bytes(b, first, 8) << ")";
+    auto va = gguf::file_view::parse(std::as_bytes(std::span<const char>(a.data(), a.size())));
+    auto vb = gguf::file_view::parse(std::as_bytes(std::span<const char>(b.data(), b.size())));
+    if (!va || !vb) {
+        os << "; cannot parse: " << (va ? std::string("minfer's: ") + vb.error().message()
+                                         : std::string("llama's: ") + va.error().message());
+        return os.str();
+    }
+    // The first metadata difference, then (the data is compared per tensor, so a shifted data
+    // section does not matter) the first tensor record and the first tensor's bytes that differ.
+    const auto ka = va->metadata();
+    const auto kb = vb->metadata();
+    for (std::size_t i = 0; i < std::max(ka.size(), kb.size()); ++i) {
+        if (i >= ka.size() || i >= kb.size()) {
+            os << "; kv #" << i << ": " << (i < ka.size() ? "llama has " + describe_kv(ka[i]) : "llama has none")
+               << ", " << (i < kb.size() ? "minfer has " + describe_kv(kb[i]) : "minfer has none");
+            break;
+        }
+        const bool same_payload = ka[i].payload.size() == kb[i].payload.size() &&
+                                  std::equal(ka[i].payload.begin(), ka[i].payload.end(), kb[i].payload.begin());
+        if (ka[i].key != kb[i].key || ka[i].type != kb[i].type || ka[i].element_type != kb[i].element_type ||
+            ka[i].count != kb[i].count || !same_payload) {
+            os << "; kv #" << i << ": llama " << describe_kv(ka[i]) << ", minfer " << describe_kv(kb[i])
+               << (same_payload ? "" : " (values differ)");
+            break;
+        }
+    }
+    const auto ta = va->tensors();
+    const auto tbs = vb->tensors();
+    for (std::size_t i = 0; i < std::max(ta.size(), tbs.size()); ++i) {
+        if (i >= ta.size() || i >= tbs.size()) {
+            os << "; tensor counts " << ta.size() << " / " << tbs.size();
+            return os.str();
+        }
+        const gguf::tensor_info& x = ta[i];
+        const gguf::tensor_info& y = tbs[i];
+        if (x.name != y.name || x.type != y.type || x.ne != y.ne || x.offset != y.offset) {
+            os << "; tensor #" << i << ": llama '" << x.name << "' " << gguf::to_string(x.type) << " at " << x.offset
+               << ", minfer '" << y.name << "' " << gguf::to_string(y.type) << " at " << y.offset;
+            return os.str();
+        }
+    }
+    if (va->data_offset() != vb->data_offset()) os << "; data offsets " << va->data_offset() << " / " << vb->data_offset();
+    for (const gguf::tensor_info& x : ta) {
+        const auto da = va->tensor_data(x);
+        const auto db = vb->tensor_data(*vb->find_tensor(x.name));
+        if (da.size() == db.size() && std::equal(da.begin(), da.end(), db.begin())) continue;
+        std::size_t k = 0;
+        while (k < da.size() && k < db.size() && da[k] == db[k]) ++k;
+        const gguf::type_traits* tr = gguf::traits(x.type);
+        const std::uint64_t row_bytes = tr != nullptr && tr->block_elems > 0
+                                            ? static_cast<std::uint64_t>(x.ne[0]) / tr->block_elems * tr->block_bytes
+                                            : 1;
+        std::size_t n_diff = 0;
+        for (std::size_t j = 0; j < std::min(da.size(), db.size()); ++j) n_diff += da[j] != db[j] ? 1u : 0u;
+        os << "; tensor '" << x.name << "' (" << gguf::to_string(x.type) << ", ne " << x.ne[0] << "x" << x.ne[1] << "x"
+           << x.ne[2] << ") differs first at its byte " << k << " (row " << k / row_bytes << ", block "
+           << (tr != nullptr && tr->block_bytes > 0 ? (k % row_bytes) / tr->block_bytes : 0) << "), " << n_diff
+           << " bytes differ";
+        return os.str();
+    }
+    os << "; tensors' bytes equal";
+    return os.str();
+}
+
+// llama.cpp's result and minfer's must agree: both refuse, or both write the same files.
+void expect_same(const run_result& ref, const run_result& ours, const std::string& label) {
+    SCOPED_TRACE(label);
+    if (!ref.ok) {
+        EXPECT_FALSE(ours.ok) << "llama.cpp refused but minfer wrote " << ours.outputs.size()
+                              << " file(s); llama.cpp said:\n" << ref.why.substr(0, 2000);
+        return;
+    }
+    ASSERT_TRUE(ours.ok) << "llama.cpp wrote the file, minfer refused: " << ours.why;
+    ASSERT_EQ(ref.outputs.size(), ours.outputs.size());
+    for (std::size_t i = 0; i < ref.outputs.size(); ++i) {
+        EXPECT_EQ(ref.outputs[i].filename(), ours.outputs[i].filename());
+        const std::string ha = sha256_of(ref.outputs[i]);
+        const std::string hb = sha256_of(ours.outputs[i]);
+        if (ha != hb)
+            ADD_FAILURE() << ours.outputs[i].filename() << ": SHA-256 " << hb << " (minfer) != " << ha
+                          << " (llama.cpp): " << describe_difference(ref.outputs[i], ours.outputs[i]);
+    }
+}
+
+// One case: the request run by both, in two directories, and compared; the outputs then removed.
+struct case_dirs {
+    temp_dir dir{"case"};
+    fs::path llama_out, minfer_out;
+};
+
+struct compared {
+    run_result ref, ours;
+};
+
+// What llama.cpp is expected to do with a case (so that two refusals cannot pass for a comparison).
+enum class expect { writes, refuses, either };
+
+// `inspect` (optional) looks at the outputs before they are removed.
+compared compare(const llama_lib& lib, tb::quantize_request rq, const llama_extra& x, const std::string& label,
+                 const std::function<void(const compared&)>& inspect = {}, expect want = expect::writes) {
+    const std::string out_name = "out.gguf";
+    case_dirs d;
+    fs::create_directories(d.dir / "llama");
+    fs::create_directories(d.dir / "minfer");
+    compared c;
+    using clock = std::chrono::steady_clock;
+    const auto t0 = clock::now();
+    rq.output = d.dir / "llama" / out_name;
+    c.ref = run_llama(lib, rq, x);
+    const auto t1 = clock::now();
+    rq.output = d.dir / "minfer" / out_name;
+    c.ours = run_minfer(rq);
+    const auto t2 = clock::now();
+    if (std::getenv("MINFER_QREF_TIMES") != nullptr)
+        std::printf("[ time     ] %-60s llama %6.0f ms, minfer %6.0f ms  %s\n", label.c_str(),
+                    std::chrono::duration<double, std::milli>(t1 - t0).count(),
+                    std::chrono::duration<double, std::milli>(t2 - t1).count(), c.ours.types.c_str());
+    expect_same(c.ref, c.ours, label);
+    if (want == expect::writes) {
+        EXPECT_TRUE(c.ref.ok) << label << ": llama.cpp refused:\n" << c.ref.why.substr(0, 2000);
+    } else if (want == expect::refuses) {
+        EXPECT_FALSE(c.ref.ok) << label << ": llama.cpp wrote it";
+    }
+    if (inspect) inspect(c);
+    return c;
+}
+
+tb::quantize_request request(const fs::path& in, std::string_view type, unsigned threads) {
+    tb::quantize_request rq;
+    rq.input = in;
+    auto t = q::parse_file_type(type);
+    if (!t) throw std::runtime_error("parse_file_type(" + std::string(type) + "): " + t.error().message());
+    rq.type = *t;
+    rq.threads = threads;
+    return rq;
+}
+
+// Every TYPE name llama-quantize accepts, aliases (Q4_K for Q4_K_M, …) left out.
+std::vector<std::string> all_types() {
+    std::vector<std::string> v;
+    for (const q::file_type_name& n : q::file_type_names())
+        if (n.copy || q::to_string(n.ftype) == n.name) v.emplace_back(n.name);
+    return v;
+}
+
+bool needs_imatrix_in_llama(const run_result& ref) {
+    return !ref.ok && ref.why.find("requires an imatrix") != std::string::npos;
+}
+
+// ---- the inputs and the binding, on llama.cpp's side alone -------------------------------------
+
+// The generated models are models llama.cpp loads and decodes (finite logits), so that the
+// comparisons below are made on inputs llama-quantize would be given.
+TEST(QuantizeRef, InputsDecodeInLlama) {
+    MINFER_REQUIRE_LLAMA_PARTS(lib, needed_parts);
+    const inputs& in = fixtures();
+    for (const fs::path& p : {in.dense_f32(), in.dense_f16(), in.dense_bf16(), in.moe_f16(), in.odd_f16(), in.deep_f16()}) {
+        SCOPED_TRACE(p.filename().string());
+        std::string why;
+        auto m = minfer_toolbox_test::llama_loaded::load(*lib, p.string(), why);
+        ASSERT_TRUE(m) << why;
+        const std::vector<float> l = m->last_logits({1, 100, 200, 300}, why);
+        ASSERT_EQ(l.size(), 512u) << why;
+        EXPECT_TRUE(std::all_of(l.begin(), l.end(), [](float v) { return std::isfinite(v); }));
+    }
+}
+
+// The imatrix array's layout by behaviour: an entry one value too long is refused with its name and
+// both sizes in the message (name, data and size read where declared).
+TEST(QuantizeRef, ImatrixLayoutReachesLlama) {
+    MINFER_REQUIRE_LLAMA_PARTS(lib, needed_parts);
+    temp_dir d("imatrix_layout");
+    imatrix_spec bad;
+    bad.entries.push_back({"blk.0.attn_q.weight", std::vector<float>(n_embd + 1, 2.0f), {1.0f}});
+    llama_extra x;
+    x.imatrix = tool_view(bad);
+    tb::quantize_request rq = request(fixtures().dense_f32(), "Q4_K_M", 1);
+    rq.imatrix = d / "unused.imatrix.gguf";  // only its name reaches llama.cpp (quantize.imatrix.file)
+    rq.output = d / "out.gguf";
+    const run_result r = run_llama(*lib, rq, x);
+    EXPECT_FALSE(r.ok);
+    EXPECT_NE(r.why.find("imatrix size 257 is different from tensor size 256 for blk.0.attn_q.weight"), std::string::npos)
+        << r.why.substr(0, 3000);
+}
+
+// ---- every TYPE ---------------------------------------------------------------------------------
+
+// Every TYPE from the F32 model, one thread: where llama.cpp writes, the same bytes; where it refuses
+// for want of an importance matrix, minfer refuses with importance_required.
+TEST(QuantizeRef, EveryTypeFromF32) {
+    MINFER_REQUIRE_LLAMA_PARTS(lib, needed_parts);
+    const inputs& in = fixtures();
+    std::vector<std::string> written, refused;
+    for (const std::string& type : all_types()) {
+        const compared c = compare(*lib, request(in.dense_f32(), type, 1), {}, "f32 -> " + type + ", 1 thread", {}, expect::either);
+        (c.ref.ok ? written : refused).push_back(type);
+        if (!c.ref.ok && !c.ours.ok) {
+            if (needs_imatrix_in_llama(c.ref))
+                EXPECT_EQ(c.ours.code, gguf::errc::importance_required) << type << ": " << c.ours.why;
+            else
+                ADD_FAILURE() << type << ": llama.cpp refused for another reason than a missing imatrix:\n"
+                              << c.ref.why.substr(0, 2000) << "\nminfer: " << c.ours.why;
+        }
+    }
+    std::string w, r;
+    for (const auto& t : written) w += " " + t;
+    for (const auto& t : refused) r += " " + t;
+    std::printf("[ written  ]%s\n[ refused  ]%s\n", w.c_str(), r.c_str());
+    EXPECT_GE(written.size(), 20u);
+}
+
+// A representative subset from every input type and at two threads (the bytes never depend on the
+// threads; F16 and BF16 inputs are converted to f32 first on both sides).
+const std::vector<std::string> subset = {"Q4_0", "Q5_1",  "Q8_0",   "Q2_K",   "Q3_K_M", "Q4_K_M", "Q5_K_S",
+                                         "Q6_K", "IQ4_NL", "IQ4_XS", "TQ1_0", "MXFP4_MOE", "F16", "BF16",
+                                         "F32",  "COPY"};
+
+TEST(QuantizeRef, SubsetFromF32TwoThreads) {
+    MINFER_REQUIRE_LLAMA_PARTS(lib, needed_parts);
+    for (const std::string& type : subset) compare(*lib, request(fixtures().dense_f32(), type, 2), {}, "f32 -> " + type + ", 2 threads");
+}
+
+TEST(QuantizeRef, SubsetFromF16) {
+    MINFER_REQUIRE_LLAMA_PARTS(lib, needed_parts);
+    for (const std::string& type : subset) compare(*lib, request(fixtures().dense_f16(), type, 1), {}, "f16 -> " + type + ", 1 thread");
+}
+
+TEST(QuantizeRef, SubsetFromBF16TwoThreads) {
+    MINFER_REQUIRE_LLAMA_PARTS(lib, needed_parts);
+    for (const std::string& type : subset) compare(*lib, request(fixtures().dense_bf16(), type, 2), {}, "bf16 -> " + type + ", 2 threads");
+}
+
+// The MoE model: experts are 3-D tensors, quantized matrix by matrix, with MoE rules (MXFP4_MOE puts
+// the experts, and only them, in mxfp4; attn_v and ffn_down get more bits with 4 experts).
+TEST(QuantizeRef, SubsetMoE) {
+    MINFER_REQUIRE_LLAMA_PARTS(lib, needed_parts);
+    for (const char* type : {"MXFP4_MOE", "Q2_K", "Q3_K_L", "Q4_K_M", "Q5_K_M", "Q8_0", "IQ4_XS", "COPY"})
+        compare(*lib, request(fixtures().moe_f16(), type, 2), {}, std::string("moe f16 -> ") + type + ", 2 threads");
+}
+
+// ffn_down rows of 320 values: the k-quants and the i-quants fall back to a legacy type there (and
+// llama.cpp counts the fallbacks), with and without an importance matrix.
+TEST(QuantizeRef, FallbackTypes) {
+    MINFER_REQUIRE_LLAMA_PARTS(lib, needed_parts);
+    const inputs& in = fixtures();
+    for (const char* type : {"Q2_K", "Q3_K_M", "Q4_K_S", "Q5_K_M", "Q6_K", "IQ4_XS", "TQ2_0", "MXFP4_MOE"})
+        compare(*lib, request(in.odd_f16(), type, 1), {}, std::string("odd f16 -> ") + type);
+    llama_extra x;
+    x.imatrix = tool_view(in.im_odd());
+    for (const char* type : {"IQ2_XXS", "IQ3_S", "Q4_K_M"}) {
+        tb::quantize_request rq = request(in.odd_f16(), type, 2);
+        rq.imatrix = in.imatrix_odd();
+        compare(*lib, rq, x, std::string("odd f16 + imatrix -> ") + type);
+    }
+}
+
+// 8 layers: attn_v / ffn_down get more bits in the first eighth of the layers (and every third), and with
+// an imatrix Q4_0 / Q5_0 put the first eighth of ffn_down in q4_1 / q5_1.
+TEST(QuantizeRef, LayerRulesDeep) {
+    MINFER_REQUIRE_LLAMA_PARTS(lib, needed_parts);
+    const inputs& in = fixtures();
+    for (const char* type : {"Q2_K", "Q3_K_M", "Q4_K_M", "Q5_K_M", "IQ3_M"})
+        compare(*lib, request(in.deep_f16(), type, 2), {}, std::string("deep f16 -> ") + type);
+    llama_extra x;
+    x.imatrix = tool_view(in.im_deep());
+    for (const char* type : {"Q4_0", "Q5_0", "IQ4_NL", "Q4_K_M"}) {
+        tb::quantize_request rq = request(in.deep_f16(), type, 2);
+        rq.imatrix = in.imatrix_deep();
+        compare(*lib, rq, x, std::string("deep f16 + imatrix -> ") + type);
+    }
+}
+
+// ---- importance matrices ------------------------------------------------------------------------
+
+// Every type that needs (or uses) an importance matrix, on the dense model or on the MoE one (IQ2_XS
+// and IQ2_M there, and IQ1_S in a test of its own: ggml's one-time grid set-up for iq1_s alone takes
+// about 10 s, so it runs beside the others).
+const std::vector<std::string> imatrix_types_dense = {"IQ2_XXS", "IQ2_S", "IQ3_XXS", "IQ3_XS", "IQ3_S",
+                                                      "IQ3_M",   "Q2_K_S", "Q4_K_M", "IQ4_XS"};
+const std::vector<std::string> imatrix_types_moe = {"IQ2_XXS", "IQ2_XS", "IQ2_M", "IQ3_XXS", "Q4_K_M"};
+
+TEST(QuantizeRef, ImatrixTypesDense) {
+    MINFER_REQUIRE_LLAMA_PARTS(lib, needed_parts);
+    const inputs& in = fixtures();
+    llama_extra x;
+    x.imatrix = tool_view(in.im_dense());
+    for (const std::string& type : imatrix_types_dense) {
+        tb::quantize_request rq = request(in.dense_f32(), type, 2);
+        rq.imatrix = in.imatrix_dense();
+        const compared c = compare(*lib, rq, x, "f32 + imatrix -> " + type);
+        EXPECT_TRUE(c.ref.ok) << type << ": llama.cpp refused with an imatrix:\n" << c.ref.why.substr(0, 2000);
+    }
+    // An imatrix without one tensor's entry: llama.cpp stops at that tensor ("Missing importance matrix
+    // for tensor …"); minfer must refuse too, naming it.
+    temp_dir d("imatrix_missing");
+    imatrix_spec partial = in.im_dense();
+    const auto gone = std::find_if(partial.entries.begin(), partial.entries.end(),
+                                   [](const imatrix_entry& e) { return e.name == "blk.1.ffn_up.weight"; });
+    ASSERT_NE(gone, partial.entries.end());
+    partial.entries.erase(gone);
+    ASSERT_TRUE(write_imatrix(d / "partial.imatrix.gguf", partial));
+    llama_extra xp;
+    xp.imatrix = tool_view(partial);
+    tb::quantize_request rq = request(in.dense_f32(), "IQ2_XXS", 2);
+    rq.imatrix = d / "partial.imatrix.gguf";
+    const compared c = compare(*lib, rq, xp, "f32 + imatrix without blk.1.ffn_up -> IQ2_XXS", {}, expect::refuses);
+    EXPECT_FALSE(c.ref.ok);
+    EXPECT_NE(c.ref.why.find("Missing importance matrix for tensor blk.1.ffn_up.weight"), std::string::npos)
+        << c.ref.why.substr(0, 2000);
+    EXPECT_EQ(c.ours.code, gguf::errc::importance_required) << c.ours.why;
+    EXPECT_NE(c.ours.why.find("blk.1.ffn_up.weight"), std::string::npos) << c.ours.why;
+}
+
+TEST(QuantizeRef, ImatrixTypesMoE) {
+    MINFER_REQUIRE_LLAMA_PARTS(lib, needed_parts);
+    const inputs& in = fixtures();
+    llama_extra x;
+    x.imatrix = tool_view(in.im_moe());
+    for (const std::string& type : imatrix_types_moe) {
+        tb::quantize_request rq = request(in.moe_f16(), type, 2);
+        rq.imatrix = in.imatrix_moe();
+        const compared c = compare(*lib, rq, x, "moe f16 + imatrix -> " + type);
+        EXPECT_TRUE(c.ref.ok) << type << ": llama.cpp refused with an imatrix:\n" << c.ref.why.substr(0, 2000);
+    }
+    // Without the imatrix both refuse the IQ2 type.
+    compare(*lib, request(in.moe_f16(), "IQ2_XXS", 2), {}, "moe f16, no imatrix -> IQ2_XXS", {}, expect::refuses);
+}
+
+TEST(QuantizeRef, ImatrixIQ1_SMoE) {
+    MINFER_REQUIRE_LLAMA_PARTS(lib, needed_parts);
+    const inputs& in = fixtures();
+    llama_extra x;
+    x.imatrix = tool_view(in.im_moe());
+    tb::quantize_request rq = request(in.moe_f16(), "IQ1_S", 2);
+    rq.imatrix = in.imatrix_moe();
+    const compared c = compare(*lib, rq, x, "moe f16 + imatrix -> IQ1_S");
+    EXPECT_TRUE(c.ref.ok) << "llama.cpp refused with an imatrix:\n" << c.ref.why.substr(0, 2000);
+    compare(*lib, request(in.moe_f16(), "IQ1_S", 2), {}, "moe f16, no imatrix -> IQ1_S", {}, expect::refuses);
+}
+
+// The legacy .dat format, the tool's --include-weights / --exclude-weights filter (entries_count
+// counts what is left; nothing left: no imatrix and no quantize.imatrix.* keys at all), and a
+// token_embd entry of the wrong size (let through without weights by both).
+TEST(QuantizeRef, ImatrixFormsAndFilters) {
+    MINFER_REQUIRE_LLAMA_PARTS(lib, needed_parts);
+    const inputs& in = fixtures();
+    temp_dir d("imatrix_forms");
+    const fs::path dat = d / "dense.imatrix.dat";
+    llama_extra x;
+    x.imatrix = write_legacy_imatrix(dat, in.im_dense(), 7);
+    std::string with, without;  // llama.cpp's IQ4_XS with and without importance weights
+    for (const char* type : {"Q4_K_M", "IQ4_XS"}) {
+        tb::quantize_request rq = request(in.dense_f32(), type, 2);
+        rq.imatrix = dat;
+        compare(*lib, rq, x, std::string("f32 + legacy imatrix -> ") + type, [&](const compared& c) {
+            if (c.ref.ok) with = sha256_of(c.ref.outputs.front());
+        });
+    }
+    compare(*lib, request(in.dense_f32(), "IQ4_XS", 2), {}, "f32 -> IQ4_XS", [&](const compared& c) {
+        if (c.ref.ok) without = sha256_of(c.ref.outputs.front());
+    });
+    EXPECT_NE(with, without) << "the importance weights change nothing: these comparisons would prove nothing";
+    const std::vector<q::importance_filter> filters = {
+        {{}, {"attn_"}}, {{"ffn_down", "output"}, {}}, {{}, {"blk.", "output"}}};
+    for (const q::importance_filter& f : filters) {
+        std::string label = "f32 + imatrix";
+        for (const auto& p : f.include) label += " --include-weights " + p;
+        for (const auto& p : f.exclude) label += " --exclude-weights " + p;
+        x.imatrix = tool_view(in.im_dense(), f);
+        tb::quantize_request rq = request(in.dense_f32(), "IQ4_XS", 2);
+        rq.imatrix = in.imatrix_dense();
+        rq.imatrix_filter = f;
+        compare(*lib, rq, x, label + " -> IQ4_XS");
+    }
+    // User overrides of the keys llama_model_quantize and the tool set themselves: the tool's imatrix
+    // keys come after the user's (a key set again moves to the end), general.file_type and
+    // general.quantization_version are overridden after llama.cpp set them.
+    {
+        x.imatrix = tool_view(in.im_dense());
+        x.kv = {kv_int("quantize.imatrix.entries_count", 5), kv_int("general.file_type", 3),
+                kv_int("general.quantization_version", 7), kv_str("quantize.imatrix.dataset", "user")};
+        tb::quantize_request rq = request(in.dense_f32(), "Q4_K_M", 2);
+        rq.imatrix = in.imatrix_dense();
+        for (const char* text : {"quantize.imatrix.entries_count=int:5", "general.file_type=int:3",
+                                 "general.quantization_version=int:7", "quantize.imatrix.dataset=str:user"}) {
+            auto o = tb::parse_kv_override(text);
+            ASSERT_TRUE(o) << text << ": " << o.error().message();
+            rq.kv_overrides.push_back(*o);
+        }
+        compare(*lib, rq, x, "f32 + imatrix + overrides of the quantization keys -> Q4_K_M");
+        x.kv.clear();
+    }
+    imatrix_spec with_embd = in.im_dense();
+    with_embd.entries.push_back({"token_embd.weight", std::vector<float>(100, 3.0f), {2.0f}});
+    std::sort(with_embd.entries.begin(), with_embd.entries.end(),
+              [](const imatrix_entry& a, const imatrix_entry& b) { return a.name < b.name; });
+    ASSERT_TRUE(write_imatrix(d / "embd.imatrix.gguf", with_embd));
+    x.imatrix = tool_view(with_embd);
+    tb::quantize_request rq = request(in.dense_f32(), "Q4_K_M", 2);
+    rq.imatrix = d / "embd.imatrix.gguf";
+    compare(*lib, rq, x, "f32 + imatrix with a token_embd entry of 100 -> Q4_K_M");
+}
+
+// IQ1_M: llama.cpp writes it given an importance matrix (checked while writing this test: 19 s, most of
+// it ggml's one-time grid set-up, so not repeated here); minfer's quantizer does not produce iq1_m
+// (quant::can_quantize), so minfer must refuse, precisely, before writing anything.
+TEST(QuantizeRef, IQ1_MRefusedPrecisely) {
+    MINFER_REQUIRE_LLAMA_PARTS(lib, needed_parts);
+    const inputs& in = fixtures();
+    ASSERT_FALSE(q::can_quantize(tensor_type::iq1_m)) << "minfer quantizes iq1_m now: compare it instead";
+    temp_dir d("iq1m");
+    tb::quantize_request rq = request(in.dense_f32(), "IQ1_M", 1);
+    rq.imatrix = in.imatrix_dense();
+    rq.output = d / "minfer.gguf";
+    const run_result ours = run_minfer(rq);
+    ASSERT_FALSE(ours.ok);
+    EXPECT_EQ(ours.code, gguf::errc::type_not_quantizable) << ours.why;
+    EXPECT_NE(ours.why.find("iq1_m"), std::string::npos) << ours.why;
+    EXPECT_NE(ours.why.find("tensor 'blk."), std::string::npos) << "the tensor is not named: " << ours.why;
+    std::printf("[ minfer   ] %s\n", ours.why.c_str());
+    EXPECT_TRUE(fs::is_empty(d.path())) << "a refused quantization left files behind";
+}
+
+// ---- options ------------------------------------------------------------------------------------
+
+TEST(QuantizeRef, OutputAndTokenEmbeddingTypes) {
+    MINFER_REQUIRE_LLAMA_PARTS(lib, needed_parts);
+    tb::quantize_request rq = request(fixtures().dense_f32(), "Q4_K_M", 1);
+    rq.output_tensor_type = tensor_type::q8_0;
+    rq.token_embedding_type = tensor_type::q4_0;
+    compare(*lib, rq, {}, "Q4_K_M --output-tensor-type q8_0 --token-embedding-type q4_0");
+    rq = request(fixtures().dense_f16(), "IQ4_XS", 2);
+    rq.output_tensor_type = tensor_type::f16;
+    rq.token_embedding_type = tensor_type::q6_k;
+    compare(*lib, rq, {}, "IQ4_XS --output-tensor-type f16 --token-embedding-type q6_K");
+}
+
+TEST(QuantizeRef, TensorTypePatterns) {
+    MINFER_REQUIRE_LLAMA_PARTS(lib, needed_parts);
+    tb::quantize_request rq = request(fixtures().dense_f32(), "Q4_K_M", 2);
+    rq.tensor_types = {{"blk\\.1\\.attn_.*", tensor_type::q8_0}, {"ffn_(up|gate)", tensor_type::iq4_nl}};
+    compare(*lib, rq, {}, "Q4_K_M --tensor-type blk\\.1\\.attn_.*=q8_0 --tensor-type ffn_(up|gate)=iq4_nl");
+    // A pattern that changes a tensor to a type it cannot hold in whole blocks falls back.
+    rq = request(fixtures().dense_f32(), "Q5_0", 1);
+    rq.tensor_types = {{"attn_k", tensor_type::q6_k}, {"output", tensor_type::q2_k}};
+    compare(*lib, rq, {}, "Q5_0 --tensor-type attn_k=q6_K --tensor-type output=q2_K");
+}
+
+TEST(QuantizeRef, LeaveOutputTensorAndPure) {
+    MINFER_REQUIRE_LLAMA_PARTS(lib, needed_parts);
+    tb::quantize_request rq = request(fixtures().dense_f32(), "Q4_K_M", 1);
+    rq.leave_output_tensor = true;
+    compare(*lib, rq, {}, "Q4_K_M --leave-output-tensor");
+    rq = request(fixtures().dense_f32(), "Q3_K_M", 1);
+    rq.pure = true;
+    compare(*lib, rq, {}, "Q3_K_M --pure");
+    rq = request(fixtures().dense_bf16(), "IQ4_NL", 1);
+    rq.pure = true;
+    rq.leave_output_tensor = true;
+    compare(*lib, rq, {}, "IQ4_NL --pure --leave-output-tensor from bf16");
+}
+
+TEST(QuantizeRef, OverrideKv) {
+    MINFER_REQUIRE_LLAMA_PARTS(lib, needed_parts);
+    // Each as text for minfer (its parser) and as the struct the tool's parser fills for llama.cpp.
+    const std::vector<std::pair<std::string, lr::llama_model_kv_override>> overrides = {
+        {"minfer.test.int=int:-42", kv_int("minfer.test.int", -42)},
+        {"minfer.test.float=float:0.1", kv_float("minfer.test.float", 0.1)},
+        {"minfer.test.bool=bool:true", kv_bool("minfer.test.bool", true)},
+        {"minfer.test.str=str:hello world", kv_str("minfer.test.str", "hello world")},
+        {"general.name=str:renamed by override", kv_str("general.name", "renamed by override")},
+        {"llama.context_length=int:4096", kv_int("llama.context_length", 4096)},
+    };
+    tb::quantize_request rq = request(fixtures().dense_f32(), "Q4_0", 1);
+    llama_extra x;
+    for (const auto& [text, ko] : overrides) {
+        auto o = tb::parse_kv_override(text);
+        ASSERT_TRUE(o) << text << ": " << o.error().message();
+        rq.kv_overrides.push_back(*o);
+        x.kv.push_back(ko);
+    }
+    // The overrides reached llama.cpp's file as given (the struct layout: key at 4, value at 136).
+    compare(*lib, rq, x, "Q4_0 --override-kv x6", [](const compared& c) {
+        ASSERT_TRUE(c.ref.ok);
+        auto m = gguf::model::open(c.ref.outputs.front());
+        ASSERT_TRUE(m) << m.error().message();
+        EXPECT_EQ(m->get<std::uint32_t>("minfer.test.int").value_or(0), 42u);
+        EXPECT_EQ(m->get<float>("minfer.test.float").value_or(0), 0.1f);
+        EXPECT_EQ(m->get<bool>("minfer.test.bool").value_or(false), true);
+        EXPECT_EQ(m->get<std::string_view>("minfer.test.str").value_or(""), "hello world");
+        EXPECT_EQ(m->get<std::string_view>("general.name").value_or(""), "renamed by override");
+        EXPECT_EQ(m->get<std::uint32_t>("llama.context_length").value_or(0), 4096u);
+    });
+}
+
+TEST(QuantizeRef, KeepSplitAndSplitInput) {
+    MINFER_REQUIRE_LLAMA_PARTS(lib, needed_parts);
+    temp_dir d("split_in");
+    // 21 tensors, at most 8 per part: 3 parts, split by minfer's split.
+    auto parts = split_model(fixtures().dense_f32(), d / "in", 8);
+    ASSERT_TRUE(parts) << parts.error().message();
+    ASSERT_EQ(parts->size(), 3u);
+    tb::quantize_request rq = request(parts->front(), "Q4_K_M", 2);
+    rq.keep_split = true;
+    const compared c = compare(*lib, rq, {}, "split input, Q4_K_M --keep-split");
+    EXPECT_EQ(c.ref.outputs.size(), 3u);
+    EXPECT_EQ(c.ours.outputs.size(), 3u);
+    rq.keep_split = false;
+    compare(*lib, rq, {}, "split input, Q4_K_M into one file");
+    rq = request(parts->front(), "COPY", 1);
+    rq.keep_split = true;
+    compare(*lib, rq, {}, "split input, COPY --keep-split");
+    // --keep-split of a single file: one output, named as part 1 of 1 by llama.cpp.
+    rq = request(fixtures().dense_f32(), "Q8_0", 1);
+    rq.keep_split = true;
+    compare(*lib, rq, {}, "single input, Q8_0 --keep-split");
+}
+
+TEST(QuantizeRef, RequantizeFromQ8_0) {
+    MINFER_REQUIRE_LLAMA_PARTS(lib, needed_parts);
+    temp_dir d("requant");
+    // The Q8_0 input: llama.cpp's own quantization of the F32 model.
+    tb::quantize_request base = request(fixtures().dense_f32(), "Q8_0", 2);
+    base.output = d / "q8_0.gguf";
+    const run_result q8 = run_llama(*lib, base, {});
+    ASSERT_TRUE(q8.ok) << q8.why;
+    for (const char* type : {"Q4_K_M", "Q4_0", "IQ4_XS", "F16"}) {
+        tb::quantize_request rq = request(base.output, type, 2);
+        compare(*lib, rq, {}, std::string("Q8_0 -> ") + type + " without --allow-requantize", {}, expect::refuses);
+        rq.allow_requantize = true;
+        compare(*lib, rq, {}, std::string("Q8_0 -> ") + type + " --allow-requantize");
+    }
+    compare(*lib, request(base.output, "COPY", 1), {}, "Q8_0 -> COPY");
+    // A quantized type, same as the input's: nothing converted, no requantize needed.
+    compare(*lib, request(base.output, "Q8_0", 1), {}, "Q8_0 -> Q8_0");
+}
+
+// --dry-run: minfer's exact sizes are those of the files llama.cpp writes, and nothing is written
+// (llama.cpp's own dry run only estimates the tensors' bytes, so its files are the reference).
+TEST(QuantizeRef, DryRunSizesAreLlamaFileSizes) {
+    MINFER_REQUIRE_LLAMA_PARTS(lib, needed_parts);
+    temp_dir d("dry_run");
+    auto parts = split_model(fixtures().dense_f32(), d / "in", 8);
+    ASSERT_TRUE(parts) << parts.error().message();
+    struct dry_case {
+        fs::path in;
+        const char* type;
+        bool keep_split;
+    };
+    for (const dry_case& k : {dry_case{fixtures().dense_f32(), "Q4_K_M", false}, dry_case{fixtures().moe_f16(), "IQ4_XS", false},
+                              dry_case{parts->front(), "Q5_K_S", true}, dry_case{fixtures().dense_bf16(), "COPY", false}}) {
+        const std::string label = k.in.filename().string() + " -> " + k.type + (k.keep_split ? " --keep-split" : "");
+        SCOPED_TRACE(label);
+        temp_dir out("dry_run_out");
+        tb::quantize_request rq = request(k.in, k.type, 2);
+        rq.keep_split = k.keep_split;
+        rq.output = out / "llama.gguf";
+        const run_result ref = run_llama(*lib, rq, {});
+        ASSERT_TRUE(ref.ok) << ref.why.substr(0, 2000);
+        rq.output = out / "dry.gguf";
+        rq.dry_run = true;
+        auto rep = tb::quantize(rq);
+        ASSERT_TRUE(rep) << rep.error().message();
+        EXPECT_FALSE(rep->written);
+        ASSERT_EQ(rep->outputs.size(), ref.outputs.size());
+        for (std::size_t i = 0; i < ref.outputs.size(); ++i) {
+            EXPECT_EQ(rep->outputs[i].file_size, fs::file_size(ref.outputs[i])) << ref.outputs[i].filename();
+            EXPECT_FALSE(fs::exists(rep->outputs[i].path)) << rep->outputs[i].path << " written by a dry run";
+        }
+    }
+}
+
+// ---- other models: a real one and one with quantized tensors --------------------------------------
+
+// stories260K (../shared: a real llama model in f32, 64 wide: every k-quant falls back) and the sample
+// model (qwen2 with biases, its tensors in q4_0, q8_0 and f32: a requantization of mixed types).
+TEST(QuantizeRef, RealAndSampleModels) {
+    MINFER_REQUIRE_LLAMA_PARTS(lib, needed_parts);
+    const fs::path stories = fs::path(MINFER_SHARED_DIR) / "fixtures/real/cozy-genworker__stories260K__a945bfc.gguf";
+    if (fs::exists(stories)) {
+        for (const char* type : {"Q4_0", "Q2_K", "Q4_K_M", "Q6_K", "IQ4_NL", "TQ1_0", "BF16", "COPY"})
+            compare(*lib, request(stories, type, 2), {}, std::string("stories260K -> ") + type);
+    } else {
+        std::printf("[ note     ] %s absent: stories260K not compared\n", stories.c_str());
+    }
+    temp_dir d("sample");
+    auto made = minfer::sample::make_sample_model(d / "sample.gguf");
+    ASSERT_TRUE(made) << made.error().message();
+    for (const char* type : {"Q8_0", "Q4_0", "Q5_K_M", "F16", "COPY"}) {
+        tb::quantize_request rq = request(d / "sample.gguf", type, 1);
+        compare(*lib, rq, {}, std::string("sample (q4_0/q8_0) -> ") + type, {}, expect::either);
+        rq.allow_requantize = true;
+        compare(*lib, rq, {}, std::string("sample (q4_0/q8_0) -> ") + type + " --allow-requantize");
+    }
+}
+
+// ---- llama.cpp decodes minfer's outputs -----------------------------------------------------------
+
+TEST(QuantizeRef, LlamaDecodesOurOutputs) {
+    MINFER_REQUIRE_LLAMA_PARTS(lib, needed_parts);
+    const std::vector<std::int32_t> tokens{1, 100, 200, 300, 50, 7, 411, 13};
+    for (const char* type : {"Q4_K_M", "Q8_0"}) {
+        SCOPED_TRACE(type);
+        case_dirs d;
+        fs::create_directories(d.dir / "llama");
+        fs::create_directories(d.dir / "minfer");
+        tb::quantize_request rq = request(fixtures().dense_f32(), type, 2);
+        rq.output = d.dir / "llama" / "out.gguf";
+        const run_result ref = run_llama(*lib, rq, {});
+        ASSERT_TRUE(ref.ok) << ref.why;
+        rq.output = d.dir / "minfer" / "out.gguf";
+        const run_result ours = run_minfer(rq);
+        ASSERT_TRUE(ours.ok) << ours.why;
+        std::string why;
+        auto mr = minfer_toolbox_test::llama_loaded::load(*lib, ref.outputs.front().string(), why);
+        ASSERT_TRUE(mr) << why;
+        auto mo = minfer_toolbox_test::llama_loaded::load(*lib, ours.outputs.front().string(), why);
+        ASSERT_TRUE(mo) << why;
+        const std::vector<float> lr_ = mr->last_logits(tokens, why);
+        ASSERT_FALSE(lr_.empty()) << why;
+        const std::vector<float> lo = mo->last_logits(tokens, why);
+        ASSERT_FALSE(lo.empty()) << why;
+        ASSERT_EQ(lr_.size(), lo.size());
+        std::size_t differing = 0;
+        bool finite = true;
+        for (std::size_t i = 0; i < lr_.size(); ++i) {
+            differing += std::memcmp(&lr_[i], &lo[i], sizeof(float)) != 0 ? 1u : 0u;
+            finite = finite && std::isfinite(lo[i]);
+        }
+        EXPECT_TRUE(finite);
+        EXPECT_EQ(differing, 0u) << "of " << lr_.size() << " logits";
+    }
+}
+
+}  // namespace
+}  // namespace minfer_quantize_ref
