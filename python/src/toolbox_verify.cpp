@@ -1,6 +1,7 @@
-// minfer._toolbox.verify: `minfer verify --json` (cli/cmd/verify.cpp) over minfer::check: every
-// tensor's bytes (and, with values, its numbers), the vocabulary as llama.cpp loads it, a manifest
-// and the part files' SHA-256, in one walk without the GIL. Findings are results, never exceptions.
+// minfer._toolbox.verify: `minfer verify --json` (cli/cmd/verify.cpp), both over minfer::toolbox's
+// verify(): every tensor's bytes (and, with values, its numbers), the vocabulary as llama.cpp loads
+// it, a manifest and the part files' SHA-256, in one walk without the GIL. Findings are results,
+// never exceptions; this file converts the report to the dict of verify --json.
 #include <pybind11/stl.h>
 
 #include <algorithm>
@@ -10,21 +11,19 @@
 #include <string>
 #include <vector>
 
-#include "minfer/check/data_walk.hpp"
 #include "minfer/check/digest.hpp"
 #include "minfer/check/manifest.hpp"
-#include "minfer/check/model_hash.hpp"
 #include "minfer/check/value_check.hpp"
 #include "minfer/check/vocab_check.hpp"
 #include "minfer/gguf/text.hpp"
 #include "minfer/toolbox/sha256_text.hpp"
+#include "minfer/toolbox/verify.hpp"
 #include "toolbox_common.hpp"
 
 namespace minfer::python::toolbox {
 namespace {
 
 namespace fs = std::filesystem;
-using check::hash_kind;
 
 std::string bits_text(const check::value_finding& f) {
     char buf[32];
@@ -72,13 +71,11 @@ py::dict verify(const std::string& path, bool values, std::uint64_t max_examples
                     " part" + (n_parts == 1 ? "" : "s") + ": give one per part file, in part order");
 
     std::optional<check::manifest> man;
-    std::optional<hash_kind> man_kind;
     if (manifest_path) {
         gguf::result<check::manifest> read = without_gil([&] { return check::read_manifest(*manifest_path); });
         if (!read) raise_error_exit(read.error(), read.error().code == gguf::errc::manifest_bad_line ? 1 : 3);
         man.emplace(std::move(*read));
-        man_kind = man->strongest();
-        if (!man_kind) {
+        if (!man->strongest()) {
             raise_manifest_no_known_hash(*manifest_path,
                                          std::string("'") + gguf::escape(*manifest_path) +
                                              "': no line of a known hash type (xxh64, xxh3, sha1, sha256, uuid)",
@@ -86,13 +83,21 @@ py::dict verify(const std::string& path, bool values, std::uint64_t max_examples
         }
     }
 
-    // The vocabulary as llama.cpp loads it (minfer verify's check, metadata only).
-    auto vocab = check::check_vocab(m.metadata());
-    if (!vocab) raise_error(vocab.error());
-    std::uint64_t vocab_findings = 0, vocab_warnings = 0;
+    // The vocabulary, one walk for the values and the hashes, the download checks: minfer::toolbox's
+    // (what minfer verify runs), without the GIL.
+    ::minfer::toolbox::verify_request rq;
+    rq.values = values;
+    rq.max_examples = static_cast<std::size_t>(max_examples);
+    rq.threads = threads;
+    rq.manifest = man ? &*man : nullptr;
+    rq.file_name = fs::path(path).filename().string();
+    rq.file_sha256 = *expected_files;
+    gguf::result<::minfer::toolbox::verify_report> verified = without_gil([&] { return ::minfer::toolbox::verify(m, rq); });
+    if (!verified) raise_error(verified.error());
+    const ::minfer::toolbox::verify_report& oc = *verified;
+
     py::list vocab_list;
-    for (const check::vocab_finding& f : *vocab) {
-        (f.warning ? vocab_warnings : vocab_findings) += 1;
+    for (const check::vocab_finding& f : oc.vocabulary) {
         py::dict d;
         d["severity"] = f.warning ? "warning" : "finding";
         d["problem"] = std::string(check::to_string(f.problem));
@@ -103,56 +108,11 @@ py::dict verify(const std::string& path, bool values, std::uint64_t max_examples
         vocab_list.append(std::move(d));
     }
 
-    std::optional<gguf::error> failure;
-    std::vector<check::tensor_verdict> verdicts;
-    std::optional<check::model_digests> digests;
-    {
-        py::gil_scoped_release unlocked;
-        [&] {
-            auto vc = check::value_consumer::make(m, check::value_check_options{values, static_cast<std::size_t>(max_examples)});
-            if (!vc) return void(failure = vc.error());
-            std::vector<check::data_consumer*> consumers{&*vc};
-            std::optional<check::hash_consumer> hashes;
-            if (man_kind || !expected_files->empty()) {
-                check::hash_options ho;
-                ho.kinds.clear();
-                if (man_kind) ho.kinds.push_back(*man_kind);
-                ho.per_tensor = man_kind.has_value() && *man_kind != hash_kind::uuid;
-                ho.file_sha256 = !expected_files->empty();
-                auto h = check::hash_consumer::make(m, ho);
-                if (!h) return void(failure = h.error());
-                hashes.emplace(std::move(*h));
-                consumers.push_back(&*hashes);
-            }
-            check::walk_options wo;
-            wo.threads = threads;
-            wo.whole_files = !expected_files->empty();
-            if (auto w = check::walk_model_data(m, consumers, wo); !w) return void(failure = w.error());
-            auto v = vc->take();
-            if (!v) return void(failure = v.error());
-            verdicts = std::move(*v);
-            if (hashes) {
-                auto dg = hashes->take();
-                if (!dg) return void(failure = dg.error());
-                digests.emplace(std::move(*dg));
-            }
-        }();
-    }
-    if (failure) raise_error(*failure);
-
     const auto tensors = m.tensors();
-    std::uint64_t findings = 0, with_findings = 0, warnings = 0, bytes = 0, values_checked = 0;
-    std::uint64_t by_scope[3] = {0, 0, 0};
     py::list reports;
-    for (const check::tensor_verdict& v : verdicts) {
-        const gguf::tensor_info& info = *tensors[v.tensor].info;
-        bytes += info.n_bytes;
-        by_scope[static_cast<int>(v.scope)] += 1;
-        values_checked += v.values_checked ? 1u : 0u;
-        findings += v.findings();
-        with_findings += v.findings() > 0 ? 1u : 0u;
-        warnings += v.all_zero ? 1u : 0u;
+    for (const check::tensor_verdict& v : oc.verdicts) {
         if (v.findings() == 0 && !v.all_zero) continue;
+        const gguf::tensor_info& info = *tensors[v.tensor].info;
         py::dict t;
         t["name"] = text(info.name);
         t["index"] = v.tensor;
@@ -177,11 +137,9 @@ py::dict verify(const std::string& path, bool values, std::uint64_t max_examples
         reports.append(std::move(t));
     }
 
-    bool manifest_ok = true, files_ok = true;
     py::object manifest_obj = py::none();
-    if (man) {
-        const check::check_report rep = check::check_manifest(*man, m, fs::path(path).filename().string(), *digests);
-        manifest_ok = rep.outcome == check::check_outcome::success;
+    if (oc.manifest) {
+        const check::check_report& rep = *oc.manifest;
         py::dict d;
         d["path"] = text(man->path);
         d["hash"] = rep.lines.empty() ? py::object(py::none()) : py::object(py::str(std::string(check::to_string(rep.lines.front().kind))));
@@ -228,42 +186,39 @@ py::dict verify(const std::string& path, bool values, std::uint64_t max_examples
         manifest_obj = d;
     }
     py::object files_obj = py::none();
-    if (!expected_files->empty()) {
+    if (!oc.files.empty()) {
         py::list files;
-        for (std::size_t p = 0; p < n_parts; ++p) {
-            const check::digest ours = p < digests->files.size() ? digests->files[p] : check::digest{};
-            const bool match = ours == (*expected_files)[p];
-            files_ok = files_ok && match;
+        for (const ::minfer::toolbox::file_check& fc : oc.files) {
             py::dict f;
-            f["part"] = p + 1;
-            f["path"] = text(m.parts()[p].path.string());
-            f["sha256"] = ours.text();
-            f["expected"] = (*expected_files)[p].text();
-            f["match"] = match;
+            f["part"] = fc.part + 1;
+            f["path"] = text(fc.path);
+            f["sha256"] = fc.ours.text();
+            f["expected"] = fc.expected.text();
+            f["match"] = fc.match;
             files.append(std::move(f));
         }
         files_obj = files;
     }
-    const bool clean = findings == 0 && vocab_findings == 0 && manifest_ok && files_ok;
+    const bool clean = oc.clean();
 
     py::dict r;
     r["file"] = text(path);
     r["parts"] = n_parts;
     r["tensors"] = tensors.size();
-    r["bytes"] = bytes;
+    r["bytes"] = oc.bytes;
     r["values_mode"] = values;
     py::dict checked;
-    checked["elements"] = by_scope[static_cast<int>(check::check_scope::elements)];
-    checked["scales"] = by_scope[static_cast<int>(check::check_scope::scales)];
-    checked["none"] = by_scope[static_cast<int>(check::check_scope::none)];
-    checked["values"] = values_checked;
+    checked["elements"] = oc.by_scope[static_cast<int>(check::check_scope::elements)];
+    checked["scales"] = oc.by_scope[static_cast<int>(check::check_scope::scales)];
+    checked["none"] = oc.by_scope[static_cast<int>(check::check_scope::none)];
+    checked["values"] = oc.values_checked;
     r["checked"] = checked;
-    r["findings"] = findings;
-    r["tensors_with_findings"] = with_findings;
-    r["warnings"] = warnings;
+    r["findings"] = oc.findings;
+    r["tensors_with_findings"] = oc.tensors_with_findings;
+    r["warnings"] = oc.warnings;
     r["max_examples"] = max_examples;
-    r["vocabulary_findings"] = vocab_findings;
-    r["vocabulary_warnings"] = vocab_warnings;
+    r["vocabulary_findings"] = oc.vocab_findings;
+    r["vocabulary_warnings"] = oc.vocab_warnings;
     r["vocabulary"] = vocab_list;
     r["tensor_reports"] = reports;
     r["manifest"] = manifest_obj;
