@@ -257,21 +257,8 @@ TEST(RemoteOutOfMemory, AnErrorAnswerUnderPressureIsItsErrorOrOutOfMemory) {
     // theirs may fail too. The outcome is the error, or out_of_memory.
     forked_server srv(split_files(3));
     const std::string missing = srv.url("/absent.gguf");
-    for (long k = 0; k < 100000; ++k) {
-        minfer::test::alloc_fail::current_call = "model::open(http_opener, 404)";
-        minfer::test::alloc_fail::current_k = k;
-        minfer::test::alloc_fail::failed_one = false;
-        minfer::test::alloc_fail::fail_after = k;
-        const errc got = open_remote(missing, 0);
-        minfer::test::alloc_fail::fail_after = -1;
-        if (!minfer::test::alloc_fail::failed_one) {
-            EXPECT_EQ(got, errc::http_status) << gguf::to_string(got);
-            return;
-        }
-        ASSERT_TRUE(got == errc::http_status || got == errc::out_of_memory)
-            << "allocation " << k << " failing: " << gguf::to_string(got);
-    }
-    FAIL() << "allocates without end";
+    ASSERT_EQ(open_remote(missing, 0), errc::http_status) << "without pressure";
+    under_pressure("model::open(http_opener, 404)", [&] { return open_remote(missing, 0); }, errc::http_status);
 }
 
 TEST(RemoteThreads, NoThreadCanStartAndThePartsAreFetchedHere) {

@@ -5,7 +5,7 @@
 //
 // under_pressure(what, call) runs `call` (returning a gguf::errc) with the k-th allocation made
 // during it failing, for k = 0, 1, 2, … until a run makes no failed allocation: that run must give
-// ok, every earlier one ok or out_of_memory. The count is process-wide (threads the call starts are
+// ok (or the code asked for), every earlier one that or out_of_memory. The count is process-wide (threads the call starts are
 // counted too), so whatever else allocates meanwhile (a server thread) must live in another process.
 // A noexcept violation, or an exception escaping a thread, aborts the executable: the terminate
 // handler first names the call and k.
@@ -48,9 +48,11 @@ struct terminate_reporter {
 };
 inline terminate_reporter reporter;
 
-/// See the header's comment. `limit`: the most runs before the call is said to allocate without end.
+/// See the header's comment. `want`: the outcome without a failed allocation (an error path's code:
+/// then every run gives it or out_of_memory). `limit`: the most runs before the call is said to
+/// allocate without end.
 template <class Call>
-void under_pressure(const char* what, Call call, long limit = 200000) {
+void under_pressure(const char* what, Call call, minfer::gguf::errc want = minfer::gguf::errc::ok, long limit = 200000) {
     using minfer::gguf::errc;
     current_call = what;
     for (long k = 0; k < limit; ++k) {
@@ -67,10 +69,10 @@ void under_pressure(const char* what, Call call, long limit = 200000) {
         fail_after = -1;
         ASSERT_FALSE(threw) << what << " threw with allocation " << k << " failing";
         if (!failed_one) {
-            EXPECT_EQ(got, errc::ok) << what << " without a failed allocation: " << minfer::gguf::to_string(got);
+            EXPECT_EQ(got, want) << what << " without a failed allocation: " << minfer::gguf::to_string(got);
             return;
         }
-        ASSERT_TRUE(got == errc::ok || got == errc::out_of_memory)
+        ASSERT_TRUE(got == want || got == errc::out_of_memory)
             << what << " with allocation " << k << " failing returned " << minfer::gguf::to_string(got);
     }
     FAIL() << what << " allocates without end";
