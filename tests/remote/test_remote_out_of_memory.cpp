@@ -255,10 +255,16 @@ TEST(RemoteOutOfMemory, OneThreadFetchingThePartsGivesTheModelOrOutOfMemory) {
 TEST(RemoteOutOfMemory, AnErrorAnswerUnderPressureIsItsErrorOrOutOfMemory) {
     // The error paths build text (a 404's reason, the part that is missing): each allocation of
     // theirs may fail too. The outcome is the error, or out_of_memory.
-    forked_server srv(split_files(3));
+    std::map<std::string, std::string> files = split_files(3);
+    files.erase("/" + gguf::split_file_name("m", 2, 3));  // part 3 answers 404
+    forked_server srv(files);
     const std::string missing = srv.url("/absent.gguf");
     ASSERT_EQ(open_remote(missing, 0), errc::http_status) << "without pressure";
     under_pressure("model::open(http_opener, 404)", [&] { return open_remote(missing, 0); }, errc::http_status);
+    const std::string entry = srv.url("/" + gguf::split_file_name("m", 0, 3));
+    ASSERT_EQ(open_remote(entry, 3), errc::split_part_missing) << "without pressure";
+    under_pressure("model::open(http_opener, a part missing)", [&] { return open_remote(entry, 3); },
+                   errc::split_part_missing);
 }
 
 TEST(RemoteThreads, NoThreadCanStartAndThePartsAreFetchedHere) {
