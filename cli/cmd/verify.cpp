@@ -25,14 +25,13 @@
 #include "../common/quote.hpp"
 #include "../common/run_printing.hpp"
 #include "minfer/toolbox/sha256_text.hpp"
+#include "minfer/toolbox/verify.hpp"
 #include "../common/value_stream.hpp"
 #include "../common/usage_error.hpp"
 #include "../print/json_writer.hpp"
 #include "commands.hpp"
-#include "minfer/check/data_walk.hpp"
 #include "minfer/check/digest.hpp"
 #include "minfer/check/manifest.hpp"
-#include "minfer/check/model_hash.hpp"
 #include "minfer/check/value_check.hpp"
 #include "minfer/check/vocab_check.hpp"
 #include "minfer/gguf/text.hpp"
@@ -139,23 +138,7 @@ std::optional<std::vector<check::digest>> parse_file_hashes(std::string& why) {
     return out;
 }
 
-struct file_check {
-    std::uint32_t part = 0;
-    std::string path;
-    check::digest ours;
-    check::digest expected;
-    bool match = false;
-};
-
-struct outcome {
-    std::uint64_t findings = 0, warnings = 0, tensors_with_findings = 0, tensors_with_warnings = 0;
-    std::uint64_t bytes = 0;
-    std::uint64_t by_scope[3] = {0, 0, 0};
-    std::uint64_t values_checked = 0;
-    bool manifest_ok = true;
-    bool files_ok = true;
-    std::uint64_t vocab_findings = 0, vocab_warnings = 0;
-};
+using toolbox::file_check;
 
 std::string_view status_text(check::entry_status s) { return check::to_string(s); }
 
@@ -345,7 +328,6 @@ int run(out_buffer& out) {
                                        n_parts == 1 ? "" : "s"));
 
     std::optional<check::manifest> man;
-    std::optional<check::hash_kind> man_kind;
     if (!opt.manifest.empty()) {
         auto r = check::read_manifest(opt.manifest);
         if (!r) {
@@ -354,87 +336,33 @@ int run(out_buffer& out) {
             return code == gguf::errc::manifest_bad_line ? exit_parse : exit_io;
         }
         man.emplace(std::move(*r));
-        man_kind = man->strongest();
-        if (!man_kind) {
+        if (!man->strongest()) {
             fmt::print(stderr, "Error: {}: no line of a known hash type (xxh64, xxh3, sha1, sha256, uuid)\n",
                        cli::quoted(opt.manifest));
             return exit_parse;
         }
     }
 
-    // The vocabulary as llama.cpp loads it (metadata only, before the walk over the bytes).
-    auto vocab = check::check_vocab(m->metadata());
-    if (!vocab) return report_error(vocab.error());
-
-    // One walk: the value checks, and the hashes the download checks need.
-    auto values = check::value_consumer::make(*m, check::value_check_options{opt.values, opt.max_examples});
-    if (!values) return report_error(values.error());
-    std::vector<check::data_consumer*> consumers{&*values};
-    std::optional<check::hash_consumer> hashes;
-    if (man_kind || !expected_files->empty()) {
-        check::hash_options ho;
-        ho.kinds.clear();
-        if (man_kind) ho.kinds.push_back(*man_kind);
-        ho.per_tensor = man_kind.has_value() && *man_kind != check::hash_kind::uuid;
-        ho.file_sha256 = !expected_files->empty();
-        auto h = check::hash_consumer::make(*m, ho);
-        if (!h) return report_error(h.error());
-        hashes.emplace(std::move(*h));
-        consumers.push_back(&*hashes);
-    }
-    check::walk_options wo;
-    wo.threads = opt.threads;
-    wo.whole_files = !expected_files->empty();
+    // The vocabulary, one walk for the values and the hashes, the download checks: minfer::toolbox's.
+    toolbox::verify_request rq;
+    rq.values = opt.values;
+    rq.max_examples = opt.max_examples;
+    rq.threads = opt.threads;
+    rq.manifest = man ? &*man : nullptr;
+    rq.file_name = std::filesystem::path(opt.model).filename().string();
+    rq.file_sha256 = *expected_files;
     progress bar("verify " + gguf::escape(std::filesystem::path(opt.model).filename().string()), opt.quiet);
-    wo.progress = bar.callback();
-    if (auto r = check::walk_model_data(*m, consumers, wo); !r) {
-        bar.finish();
-        return report_error(r.error());
-    }
+    rq.progress = bar.callback();
+    auto verified = toolbox::verify(*m, rq);
     bar.finish();
-    auto verdicts = values->take();
-    if (!verdicts) return report_error(verdicts.error());
-    std::optional<check::model_digests> digests;
-    if (hashes) {
-        auto d = hashes->take();
-        if (!d) return report_error(d.error());
-        digests.emplace(std::move(*d));
-    }
-
-    outcome oc;
+    if (!verified) return report_error(verified.error());
+    const toolbox::verify_report& oc = *verified;
+    const std::vector<check::vocab_finding>& vocab = oc.vocabulary;
+    const std::vector<check::tensor_verdict>& verdicts = oc.verdicts;
+    const std::optional<check::check_report>& report = oc.manifest;
+    const std::vector<file_check>& files = oc.files;
     const auto tensors = m->tensors();
-    for (const check::tensor_verdict& v : *verdicts) {
-        oc.bytes += tensors[v.tensor].info->n_bytes;
-        oc.by_scope[static_cast<int>(v.scope)] += 1;
-        oc.values_checked += v.values_checked ? 1u : 0u;
-        oc.findings += v.findings();
-        oc.tensors_with_findings += v.findings() > 0 ? 1u : 0u;
-        oc.warnings += v.all_zero ? 1u : 0u;
-        oc.tensors_with_warnings += v.all_zero ? 1u : 0u;
-    }
-
-    for (const check::vocab_finding& f : *vocab) (f.warning ? oc.vocab_warnings : oc.vocab_findings) += 1;
-
-    std::optional<check::check_report> report;
-    if (man) {
-        const std::string file_name = std::filesystem::path(opt.model).filename().string();
-        report.emplace(check::check_manifest(*man, *m, file_name, *digests));
-        oc.manifest_ok = report->outcome == check::check_outcome::success;
-    }
-    std::vector<file_check> files;
-    if (!expected_files->empty()) {
-        for (std::size_t p = 0; p < n_parts; ++p) {
-            file_check f;
-            f.part = static_cast<std::uint32_t>(p);
-            f.path = m->parts()[p].path.string();
-            f.ours = p < digests->files.size() ? digests->files[p] : check::digest{};
-            f.expected = (*expected_files)[p];
-            f.match = f.ours == f.expected;
-            oc.files_ok = oc.files_ok && f.match;
-            files.push_back(std::move(f));
-        }
-    }
-    const bool clean = oc.findings == 0 && oc.vocab_findings == 0 && oc.manifest_ok && oc.files_ok;
+    const bool clean = oc.clean();
     const int code = clean ? exit_ok : exit_parse;
 
     if (opt.json) {
@@ -474,7 +402,7 @@ int run(out_buffer& out) {
         w.number(oc.vocab_warnings);
         w.key("vocabulary");  // findings first, then warnings
         w.begin_array();
-        for (const check::vocab_finding& f : *vocab) {
+        for (const check::vocab_finding& f : vocab) {
             w.begin_object(true);
             w.key("severity");
             w.string(f.warning ? "warning" : "finding");
@@ -493,7 +421,7 @@ int run(out_buffer& out) {
         w.end_array();
         w.key("tensor_reports");  // tensors with findings or warnings, in model order
         w.begin_array();
-        for (const check::tensor_verdict& v : *verdicts)
+        for (const check::tensor_verdict& v : verdicts)
             if (v.findings() > 0 || v.all_zero) json_verdict(w, *m, v);
         w.end_array();
         w.key("manifest");
@@ -533,14 +461,14 @@ int run(out_buffer& out) {
 
     // Text: the vocabulary's findings and warnings, each finding, then a summary per tensor with findings
     // or warnings, then the download checks.
-    for (const check::vocab_finding& f : *vocab)
+    for (const check::vocab_finding& f : vocab)
         out.print("{}vocabulary: {}: {}\n", f.warning ? "warning: " : "", f.key, f.what);
-    for (const check::tensor_verdict& v : *verdicts) {
+    for (const check::tensor_verdict& v : verdicts) {
         const gguf::tensor_info& info = *tensors[v.tensor].info;
         for (const auto& f : v.examples) out.print("{}\n", finding_line(info, f));
         for (const auto& f : v.value_examples) out.print("{}\n", finding_line(info, f));
     }
-    for (const check::tensor_verdict& v : *verdicts)
+    for (const check::tensor_verdict& v : verdicts)
         if (v.findings() > 0 || v.all_zero) out.print("{}\n", tensor_summary(*tensors[v.tensor].info, v));
     if (report) print_manifest_text(*m, *man, *report, out);
     for (const file_check& f : files)

@@ -71,7 +71,8 @@ gguf::result<gguf::model> open_model_at(const std::string& location, bool no_mma
     }
     remote::http_opener opener(fo);
     auto m = gguf::model::open(opener, *url);
-    last_fetch = opener.stats();
+    // The statistics are a courtesy line on stderr: without memory for their copy, none is shown.
+    if (auto stats = opener.stats()) last_fetch = std::move(*stats);
     return m;
 }
 

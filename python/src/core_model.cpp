@@ -54,17 +54,18 @@ model_object open_model(py::handle path, bool mmap, std::optional<std::uint64_t>
             if (const char* token = std::getenv("HF_TOKEN"); token != nullptr) fo.bearer_token = token;
         }
         gguf::result<gguf::model> r = gguf::unexpected(gguf::error{});
-        remote::fetch_stats stats;
+        std::uint64_t fetched = 0, requests = 0;
         {
             py::gil_scoped_release unlocked;
             remote::http_opener opener(fo);
             r = gguf::model::open(opener, url);
-            stats = opener.stats();
+            fetched = opener.bytes_received();
+            requests = opener.requests();
         }
         state->model = unwrap(std::move(r));
         state->remote = true;
-        state->fetched_bytes = stats.bytes_received();
-        state->requests = stats.requests();
+        state->fetched_bytes = fetched;
+        state->requests = requests;
     } else {
         gguf::open_options options;
         options.mode = mmap ? gguf::load_mode::map : gguf::load_mode::read;

@@ -25,6 +25,11 @@ namespace py = pybind11;
 /// minfer.errors.RequestError with code "usage" and exit_code 2.
 [[noreturn]] void raise_usage(const std::string& message, const std::string& file = {});
 
+/// A hash manifest without a line of any known hash type: minfer.errors.RequestError with code
+/// "manifest_no_known_hash", section "file", file = the manifest, the command's exit_code (hash: 4,
+/// verify: 1) and its wording.
+[[noreturn]] void raise_manifest_no_known_hash(const std::string& manifest, const std::string& message, int exit_code);
+
 /// raise_error(e), with the exception's exit_code set to `exit_code` (the command's own code for
 /// this case: hash --check's 4, 5 and 8, estimate's 2 for options llama.cpp refuses).
 [[noreturn]] void raise_error_exit(const gguf::error& e, int exit_code);
@@ -59,8 +64,13 @@ auto without_gil(F&& f) {
 /// A byte string from a file (a key, a tensor name) as str (surrogateescape).
 inline py::str text(std::string_view bytes) { return file_text(bytes); }
 
+// One per file: toolbox_write.cpp (edit, split, merge), toolbox_hash.cpp, toolbox_verify.cpp,
+// toolbox_diff.cpp, toolbox_estimate.cpp, toolbox_quant.cpp, toolbox_quantize.cpp.
 void register_write(py::module_& m);
-void register_check(py::module_& m);
+void register_hash(py::module_& m);
+void register_verify(py::module_& m);
+void register_diff(py::module_& m);
+void register_estimate(py::module_& m);
 void register_quant(py::module_& m);
 void register_quantize(py::module_& m);
 

@@ -1,6 +1,7 @@
 // minfer._toolbox: the minfer tool's commands as functions (edit, split, merge: toolbox_write.cpp;
-// hash, verify, diff, estimate: toolbox_check.cpp) over the same libraries. This file holds the
-// module and the glue both halves share. The Python wrappers (minfer/toolbox.py) check and convert
+// hash, verify, diff, estimate: toolbox_hash.cpp, toolbox_verify.cpp, toolbox_diff.cpp,
+// toolbox_estimate.cpp; quantize: toolbox_quantize.cpp) over the same libraries. This file holds
+// the module and the glue the commands share. The Python wrappers (minfer/toolbox.py) check and convert
 // the arguments and shape the results; these functions take plain values and return dicts.
 #include <pybind11/pybind11.h>
 
@@ -9,6 +10,7 @@
 
 #include "minfer/gguf/text.hpp"
 #include "minfer/remote/url.hpp"
+#include "minfer/toolbox/size_text.hpp"
 #include "toolbox_common.hpp"
 
 namespace minfer::python::toolbox {
@@ -21,6 +23,18 @@ void raise_usage(const std::string& message, const std::string& file) {
     fields["file"] = file.empty() ? py::object(py::none()) : py::object(file_text(file));
     py::object make = py::module_::import("minfer.errors").attr("_make");
     py::object exc = make("request", file_text(message), fields);
+    PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(exc.ptr())), exc.ptr());
+    throw py::error_already_set();
+}
+
+void raise_manifest_no_known_hash(const std::string& manifest, const std::string& message, int exit_code) {
+    py::dict fields;
+    fields["code"] = "manifest_no_known_hash";
+    fields["section"] = "file";
+    fields["exit_code"] = exit_code;
+    fields["file"] = text(manifest);
+    py::object make = py::module_::import("minfer.errors").attr("_make");
+    py::object exc = make("request", text(message), fields);
     PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(exc.ptr())), exc.ptr());
     throw py::error_already_set();
 }
@@ -123,14 +137,30 @@ std::string type_text(const gguf::kv& e) {
     return std::string("array[").append(gguf::to_string(e.element_type)).append("]");
 }
 
+namespace {
+// A size as text, read as the CLI reads it (minfer::toolbox::parse_size): the bytes, or the reason.
+// Used by split (max_size, reserve) and estimate (max_fetch).
+py::object size_text(const std::string& text) {
+    std::string why;
+    const auto n = ::minfer::toolbox::parse_size(text, why);
+    if (!n) return py::make_tuple(py::none(), why);
+    return py::make_tuple(py::int_(*n), py::none());
+}
+}  // namespace
+
 }  // namespace minfer::python::toolbox
 
 PYBIND11_MODULE(_toolbox, m) {
     m.doc() =
         "minfer's toolbox (edit, split, merge, hash, verify, estimate, diff, quantize) over the C++ libraries. "
         "Use the documented wrappers in minfer.toolbox; these functions take plain values.";
+    m.def("parse_size", &minfer::python::toolbox::size_text, pybind11::arg("text"),
+          "A SIZE as the CLI reads it: (bytes, None), or (None, why it is not one).");
     minfer::python::toolbox::register_write(m);
-    minfer::python::toolbox::register_check(m);
+    minfer::python::toolbox::register_hash(m);
+    minfer::python::toolbox::register_verify(m);
+    minfer::python::toolbox::register_diff(m);
+    minfer::python::toolbox::register_estimate(m);
     minfer::python::toolbox::register_quant(m);
     minfer::python::toolbox::register_quantize(m);
 }

@@ -12,7 +12,25 @@
 
 namespace minfer::remote {
 
-http_opener::http_opener(fetch_options options) : options_(std::move(options)), budget_(options_.max_fetch) {
+namespace {
+
+// A location not started because an earlier one failed. Runs on the fetching threads, where an
+// exception would be std::terminate: without memory for the text it is out_of_memory.
+gguf::error not_fetched(const std::string& location) noexcept {
+    try {
+        gguf::error e;
+        e.code = gguf::errc::io_error;
+        e.file = location;
+        e.detail = "not fetched: an earlier part of the set failed";
+        return e;
+    } catch (...) {
+        return gguf::out_of_memory_error();
+    }
+}
+
+}  // namespace
+
+http_opener::http_opener(fetch_options options) noexcept : options_(std::move(options)), budget_(options_.max_fetch) {
     options_.deadline = options_.deadline_from_now();  // one deadline for the entry and every part
     global_init();  // before any thread starts a transfer
 }
@@ -69,11 +87,7 @@ std::vector<gguf::result<gguf::fetched_head>> http_opener::fetch_heads(std::span
                 const std::size_t i = next.fetch_add(1);
                 if (i >= locations.size()) return;
                 if (failed.load()) {
-                    gguf::error e;
-                    e.code = gguf::errc::io_error;
-                    e.file = locations[i];
-                    e.detail = "not fetched: an earlier part of the set failed";
-                    slots[i].emplace(gguf::unexpected(std::move(e)));
+                    slots[i].emplace(gguf::unexpected(not_fetched(locations[i])));
                     continue;
                 }
                 auto src = open(locations[i]);
@@ -90,8 +104,11 @@ std::vector<gguf::result<gguf::fetched_head>> http_opener::fetch_heads(std::span
         threads.reserve(n_threads);
         try {
             for (std::size_t k = 0; k < n_threads; ++k) threads.emplace_back(work);
-        } catch (const std::system_error&) {
-            // fewer threads than wished: the ones started (or this one) take the rest
+        } catch (...) {
+            // A thread that cannot start (std::system_error: EAGAIN, or std::bad_alloc for its
+            // state): fewer threads than wished, the ones started (or this one) take the rest.
+            // Never let it leave this block: the threads started are joinable, and destroying
+            // them unjoined while unwinding would be std::terminate.
         }
         if (threads.empty()) work();
         for (std::thread& t : threads) t.join();
@@ -107,11 +124,31 @@ std::vector<gguf::result<gguf::fetched_head>> http_opener::fetch_heads(std::span
     return out;
 }
 
-fetch_stats http_opener::stats() const {
+gguf::result<fetch_stats> http_opener::stats() const noexcept {
+    try {
+        std::lock_guard<std::mutex> lock(mutex_);
+        fetch_stats s;
+        s.parts.assign(parts_.begin(), parts_.end());
+        return s;
+    } catch (const std::bad_alloc&) {
+        return gguf::unexpected(gguf::out_of_memory_error("copying the fetch statistics"));
+    }
+}
+
+// The totals are read under the lock (a source may be writing its part's counts); mutex::lock
+// throws only on a misused mutex, never on a lack of resources that this code could cause.
+std::uint64_t http_opener::bytes_received() const noexcept {
     std::lock_guard<std::mutex> lock(mutex_);
-    fetch_stats s;
-    s.parts.assign(parts_.begin(), parts_.end());
-    return s;
+    std::uint64_t n = 0;
+    for (const part_stats& p : parts_) n += p.bytes_received;
+    return n;
+}
+
+std::uint64_t http_opener::requests() const noexcept {
+    std::lock_guard<std::mutex> lock(mutex_);
+    std::uint64_t n = 0;
+    for (const part_stats& p : parts_) n += p.requests;
+    return n;
 }
 
 }  // namespace minfer::remote

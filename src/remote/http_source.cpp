@@ -61,6 +61,17 @@ error make_error(errc code, const std::string& url, std::string detail, std::uin
     return e;
 }
 
+// out_of_memory naming the url when there is room for it: built inside catch handlers of noexcept
+// functions, so it never throws (make_error could: std::terminate).
+error oom(const std::string& url, std::string_view what) noexcept {
+    error e = gguf::out_of_memory_error(what);
+    try {
+        e.file = url;
+    } catch (...) {  // the code and what was done say enough
+    }
+    return e;
+}
+
 std::string in_quotes(std::string_view raw) {
     std::string s("'");
     s += gguf::escape(raw);
@@ -107,6 +118,9 @@ struct transfer {
     std::uint64_t received = 0;
     bool ranged = false;       // a 206 whose body must be exactly `accept` bytes
     std::optional<error> failure;
+    // A callback could not allocate (a header's text, an error's): it stopped the transfer, and
+    // attempt() reports out_of_memory. A flag, not an error, because building one may fail again.
+    bool out_of_memory = false;
 };
 
 std::uint64_t asked_len(const transfer& t) { return t.last - t.first + 1; }
@@ -157,10 +171,12 @@ bool check_answer(transfer& t) {
     return false;
 }
 
-std::size_t on_header(char* data, std::size_t size, std::size_t n, void* user) {
-    auto& t = *static_cast<transfer*>(user);
-    const std::size_t len = size * n;
-    const std::string_view line(data, len);
+// libcurl's callbacks are called from C: an exception must never leave them. It would unwind
+// through libcurl's frames: std::terminate where they have no unwind tables, and where they have
+// (x86-64 builds), a transfer abandoned midway, its state never cleaned up. Each callback catches,
+// marks the transfer, and returns a count other than the one given, which makes libcurl abort it
+// (CURLE_WRITE_ERROR); attempt() then says out_of_memory.
+void read_header(transfer& t, std::string_view line) {
     if (ieq_prefix(line, "http/")) {  // a new answer (after a redirect or a 100): forget the last one's
         t.has_content_range = false;
         t.content_range.clear();
@@ -171,12 +187,21 @@ std::size_t on_header(char* data, std::size_t size, std::size_t n, void* user) {
         t.content_range = std::string(trim(line.substr(14)));
         t.has_content_range = true;
     }
+}
+
+std::size_t on_header(char* data, std::size_t size, std::size_t n, void* user) noexcept {
+    auto& t = *static_cast<transfer*>(user);
+    const std::size_t len = size * n;
+    try {
+        read_header(t, std::string_view(data, len));
+    } catch (...) {  // only std::bad_alloc can come here
+        t.out_of_memory = true;
+        return len == 0 ? 1 : 0;
+    }
     return len;
 }
 
-std::size_t on_body(char* data, std::size_t size, std::size_t n, void* user) {
-    auto& t = *static_cast<transfer*>(user);
-    const std::size_t len = size * n;
+std::size_t read_body(transfer& t, char* data, std::size_t len) {
     if (!t.checked && !check_answer(t)) return 0;
     if (t.status != 206 && t.status != 200) return 0;
     const std::uint64_t room = t.accept - t.received;
@@ -192,6 +217,17 @@ std::size_t on_body(char* data, std::size_t size, std::size_t n, void* user) {
         return 0;  // stop reading: a 200 is cut off here
     }
     return len;
+}
+
+std::size_t on_body(char* data, std::size_t size, std::size_t n, void* user) noexcept {
+    auto& t = *static_cast<transfer*>(user);
+    const std::size_t len = size * n;
+    try {
+        return read_body(t, data, len);
+    } catch (...) {  // building an error's text: std::bad_alloc
+        t.out_of_memory = true;
+        return len == 0 ? 1 : 0;
+    }
 }
 
 bool transient_curl(CURLcode c) noexcept {
@@ -237,7 +273,7 @@ public:
                 auto r = fetch(have_, n - 1, false);
                 if (!r) return gguf::unexpected(std::move(r).error());
             } catch (const std::bad_alloc&) {
-                return gguf::unexpected(make_error(errc::out_of_memory, url_, "holding the file's head"));
+                return gguf::unexpected(oom(url_, "holding the file's head"));
             }
         }
         return std::span<const std::byte>(buf_.get(), static_cast<std::size_t>(n));
@@ -314,10 +350,11 @@ private:
         setup(t, range, left);
         ++stats_.requests;
         const CURLcode rc = curl_easy_perform(curl_);
+        if (t.out_of_memory) return gguf::unexpected(oom(url_, "receiving an answer"));
         if (t.failure) {
             const std::uint64_t st = t.failure->found;
             retry = t.failure->code == errc::http_status && (st >= 500 || st == 429);
-            return gguf::unexpected(*t.failure);
+            return gguf::unexpected(std::move(*t.failure));
         }
         if (rc != CURLE_OK) {
             std::string why = errbuf_[0] != '\0' ? std::string(errbuf_) : std::string(curl_easy_strerror(rc));
@@ -352,7 +389,7 @@ private:
             if (t.failure) {
                 const std::uint64_t st = t.failure->found;
                 retry = t.failure->code == errc::http_status && (st >= 500 || st == 429);
-                return gguf::unexpected(*t.failure);
+                return gguf::unexpected(std::move(*t.failure));
             }
         }
         if (t.status == 206 && t.received != t.accept)
@@ -424,7 +461,7 @@ gguf::result<std::unique_ptr<gguf::byte_source>> open_http_source(const std::str
         if (!r) return gguf::unexpected(std::move(r).error());
         return std::unique_ptr<gguf::byte_source>(std::move(src));
     } catch (const std::bad_alloc&) {
-        return gguf::unexpected(make_error(errc::out_of_memory, url, "opening the remote file"));
+        return gguf::unexpected(oom(url, "opening the remote file"));
     }
 }
 

@@ -2,6 +2,7 @@
 #include "minfer/remote/url.hpp"
 
 #include <cstddef>
+#include <new>
 #include <string>
 
 namespace minfer::remote {
@@ -154,13 +155,14 @@ gguf::result<std::string> resolve_hf(std::string_view text) {
     return url;
 }
 
-}  // namespace
-
-bool is_remote(std::string_view text) noexcept {
-    return starts_with_ci(text, "http://") || starts_with_ci(text, "https://") || starts_with_ci(text, "hf://");
+std::string file_name_of(std::string_view url) {
+    const url_parts p = split_url(url);
+    if (p.path_begin == std::string_view::npos) return {};
+    const std::string_view path = url.substr(p.path_begin, p.path_end - p.path_begin);
+    return percent_decode(path.substr(path.rfind('/') + 1));
 }
 
-gguf::result<std::string> resolve(std::string_view text) {
+gguf::result<std::string> resolve_checked(std::string_view text) {
     if (starts_with_ci(text, "hf://")) return resolve_hf(text);
     if (!starts_with_ci(text, "http://") && !starts_with_ci(text, "https://"))
         return gguf::unexpected(bad(text, "not an http://, https:// or hf:// URL"));
@@ -190,16 +192,25 @@ gguf::result<std::string> resolve(std::string_view text) {
     std::string url(text);
     // the scheme in lower case: libcurl and our checks expect it so
     for (std::size_t i = 0; i < scheme; ++i) url[i] = lower(url[i]);
-    if (file_name(url).empty()) return gguf::unexpected(bad(text, "the URL does not name a file (its path ends in '/')"));
+    if (file_name_of(url).empty()) return gguf::unexpected(bad(text, "the URL does not name a file (its path ends in '/')"));
     return url;
 }
 
-std::string file_name(std::string_view url) {
-    const url_parts p = split_url(url);
-    if (p.path_begin == std::string_view::npos) return {};
-    const std::string_view path = url.substr(p.path_begin, p.path_end - p.path_begin);
-    return percent_decode(path.substr(path.rfind('/') + 1));
+}  // namespace
+
+gguf::result<std::string> resolve(std::string_view text) noexcept {
+    try {
+        return resolve_checked(text);
+    } catch (const std::bad_alloc&) {
+        return gguf::unexpected(gguf::out_of_memory_error("resolving the URL"));
+    }
 }
+
+bool is_remote(std::string_view text) noexcept {
+    return starts_with_ci(text, "http://") || starts_with_ci(text, "https://") || starts_with_ci(text, "hf://");
+}
+
+std::string file_name(std::string_view url) { return file_name_of(url); }
 
 std::string sibling(std::string_view url, std::string_view name) {
     const url_parts p = split_url(url);

@@ -401,7 +401,7 @@ TEST(HttpOpener, AHeadLargerThanTheBudgetIsFetchBudgetExceeded) {
     ASSERT_FALSE(m);
     EXPECT_EQ(m.error().code, errc::fetch_budget_exceeded) << m.error().message();
     EXPECT_EQ(m.error().expected, 50000u);
-    EXPECT_LE(opener.stats().bytes_received(), 50000u);
+    EXPECT_LE(opener.bytes_received(), 50000u);
     srv.stop();  // every connection's thread joined: its bytes counted
     EXPECT_LE(srv.bytes_sent(), 50000u + 4096u);  // bodies plus headers, all under the budget
 }
@@ -417,7 +417,7 @@ TEST(HttpOpener, AModelWithinTheBudgetOpensFromItsHead) {
     auto name = m->metadata().get<std::string_view>("general.name");
     ASSERT_TRUE(name);
     EXPECT_EQ(name->size(), 100000u);
-    EXPECT_EQ(opener.stats().bytes_received(), file.size());
+    EXPECT_EQ(opener.bytes_received(), file.size());
 }
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -496,7 +496,7 @@ TEST(HttpOpener, AHugeClaimedHeadIsRefusedBeforeItIsAllocated) {
     ASSERT_FALSE(m);
     EXPECT_EQ(m.error().code, errc::fetch_budget_exceeded) << m.error().message();
     EXPECT_GE(m.error().found, 8 * len);
-    EXPECT_LE(opener.stats().bytes_received(), opt.max_fetch);
+    EXPECT_LE(opener.bytes_received(), opt.max_fetch);
 }
 
 }  // namespace

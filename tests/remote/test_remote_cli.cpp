@@ -268,7 +268,9 @@ TEST(RemoteCli, SampleModelWithSmallChunksFetchesNoTensorData) {
     EXPECT_EQ(log.front().first, 0u);
     EXPECT_EQ(log.front().last.value(), o.first_read - 1) << "the entry's first range is the opener's";
     const std::uint64_t last_range = log.back().last.value() - log.back().first + 1;
-    const auto stats = opener.stats();
+    const auto got = opener.stats();
+    ASSERT_TRUE(got);
+    const minfer::remote::fetch_stats& stats = *got;
     ASSERT_EQ(stats.parts.size(), 1u);
     const std::uint64_t fetched = stats.parts[0].bytes_received;
     const std::uint64_t size = fs::file_size(fx_files().dir / "sample.gguf");

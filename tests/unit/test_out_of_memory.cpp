@@ -1,20 +1,16 @@
 // Under memory pressure every public function returns out_of_memory (or succeeds), as README and
 // SECURITY.md promise: never std::terminate (a noexcept function whose error text throws
-// bad_alloc), never a crash. The global operator new of this executable fails the k-th allocation
-// made inside the call under test, for k = 0, 1, 2, … until a call makes no failed allocation; each
-// outcome must be success or out_of_memory. A noexcept violation aborts the whole executable; the
-// terminate handler then names the call and k.
-#include <atomic>
-#include <cstdio>
-#include <cstdlib>
+// bad_alloc), never a crash. alloc_fail.hpp's operator new fails the k-th allocation made inside
+// the call under test, for k = 0, 1, 2, … until a call makes no failed allocation; each outcome
+// must be success or out_of_memory.
 #include <cstring>
-#include <exception>
 #include <new>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include "alloc_fail.hpp"
 #include "gguf_bytes.hpp"
 #include "minfer/check/model_hash.hpp"
 #include "minfer/check/value_check.hpp"
@@ -33,89 +29,10 @@
 #include "minfer/quant/importance.hpp"
 
 namespace {
-std::atomic<long> fail_after{-1};  // allocations still allowed; -1: all
-std::atomic<bool> failed_one{false};
-const char* current_call = "";
-long current_k = -1;
-
-void* allocate(std::size_t n) {
-    long left = fail_after.load(std::memory_order_relaxed);
-    while (left >= 0) {
-        if (left == 0) {
-            failed_one.store(true, std::memory_order_relaxed);
-            return nullptr;
-        }
-        if (fail_after.compare_exchange_weak(left, left - 1, std::memory_order_relaxed)) break;
-    }
-    return std::malloc(n == 0 ? 1 : n);
-}
-}  // namespace
-
-void* operator new(std::size_t n) {
-    if (void* p = allocate(n)) return p;
-    throw std::bad_alloc();
-}
-void* operator new[](std::size_t n) {
-    if (void* p = allocate(n)) return p;
-    throw std::bad_alloc();
-}
-void* operator new(std::size_t n, const std::nothrow_t&) noexcept { return allocate(n); }
-void* operator new[](std::size_t n, const std::nothrow_t&) noexcept { return allocate(n); }
-// These deletes free what the operator news above took from malloc. GCC 12 at -O3 sees a delete
-// expression inlined into free() and warns of a mismatch that is not there (the pairs are ours).
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-#endif
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
-
-namespace {
 using namespace minfer::test;
+using minfer::test::alloc_fail::under_pressure;
 namespace gg = minfer::gguf;
 using gg::errc;
-
-struct terminate_reporter {
-    terminate_reporter() {
-        std::set_terminate([] {
-            std::fprintf(stderr, "std::terminate inside %s with allocation %ld failing\n", current_call, current_k);
-            std::abort();
-        });
-    }
-} reporter;
-
-// Runs `call` (returning an errc) with the k-th allocation failing, for every k until the call
-// makes no failed allocation; it must then succeed, and before that give ok or out_of_memory.
-template <class Call>
-void under_pressure(const char* what, Call call) {
-    current_call = what;
-    for (long k = 0; k < 200000; ++k) {
-        current_k = k;
-        failed_one = false;
-        fail_after = k;
-        errc got = errc::ok;
-        bool threw = false;
-        try {
-            got = call();
-        } catch (...) {
-            threw = true;
-        }
-        fail_after = -1;
-        ASSERT_FALSE(threw) << what << " threw with allocation " << k << " failing";
-        if (!failed_one) {
-            EXPECT_EQ(got, errc::ok) << what << " without a failed allocation: " << gg::to_string(got);
-            return;
-        }
-        ASSERT_TRUE(got == errc::ok || got == errc::out_of_memory)
-            << what << " with allocation " << k << " failing returned " << gg::to_string(got);
-    }
-    FAIL() << what << " allocates without end";
-}
 
 template <class R>
 errc code_of(const R& r) {

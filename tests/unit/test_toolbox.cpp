@@ -2,7 +2,10 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cmath>
+#include <cstdio>
 #include <cstring>
+#include <limits>
 #include <filesystem>
 #include <optional>
 
@@ -14,6 +17,7 @@
 #include "minfer/toolbox/sha256_text.hpp"
 #include "minfer/toolbox/size_text.hpp"
 #include "minfer/toolbox/split_write.hpp"
+#include "minfer/toolbox/verify.hpp"
 
 namespace tb = minfer::toolbox;
 using minfer::gguf::errc;
@@ -124,6 +128,72 @@ TEST(ToolboxPartOf, FindsTheSameFileUnderAnotherName) {
     EXPECT_FALSE(tb::part_of(*m, dir / "absent.gguf"));
     write_file(dir / "other.gguf", g.span());
     EXPECT_FALSE(tb::part_of(*m, dir / "other.gguf"));    // equal bytes, another file
+}
+
+// ------------------------------------------------------------------------------ verify
+
+namespace {
+// The file's SHA-256 as coreutils computes it: independent of minfer::check.
+std::string sha256sum(const std::filesystem::path& p) {
+    std::string cmd = "sha256sum '" + p.string() + "'";
+    FILE* f = ::popen(cmd.c_str(), "r");
+    if (f == nullptr) return {};
+    char buf[65] = {};
+    const std::size_t n = std::fread(buf, 1, 64, f);
+    ::pclose(f);
+    return std::string(buf, n);
+}
+}  // namespace
+
+TEST(ToolboxVerify, TalliesFindingsWarningsAndTheFileHash) {
+    using namespace minfer::test;
+    namespace fs = std::filesystem;
+    namespace gg = minfer::gguf;
+    temp_dir dir;
+    const fs::path p = dir / "m.gguf";
+    gg::writer w;
+    std::vector<float> bad(8, 1.0f);
+    bad[2] = std::numeric_limits<float>::quiet_NaN();
+    bad[5] = std::numeric_limits<float>::infinity();
+    const std::int64_t ne[] = {8};
+    w.add_tensor("bad", gg::tensor_type::f32, ne, std::as_bytes(std::span<const float>(bad)));
+    w.add_tensor("zero", gg::tensor_type::f32, ne, std::vector<std::byte>(32));
+    w.add_tensor("fine", gg::tensor_type::f32, ne, std::as_bytes(std::span<const float>(std::vector<float>(8, 0.5f))));
+    ASSERT_TRUE(w.write(p));
+    auto m = gg::model::open(p);
+    ASSERT_TRUE(m) << m.error().message();
+    const std::string hex = sha256sum(p);
+    ASSERT_EQ(hex.size(), 64u);
+
+    tb::verify_request rq;
+    rq.threads = 1;
+    rq.file_sha256.push_back(*tb::parse_sha256(hex, nullptr));
+    auto r = tb::verify(*m, rq);
+    ASSERT_TRUE(r) << r.error().message();
+    ASSERT_EQ(r->verdicts.size(), 3u);
+    EXPECT_EQ(r->findings, 2u);  // the NaN and the Inf
+    EXPECT_EQ(r->tensors_with_findings, 1u);
+    EXPECT_EQ(r->warnings, 1u);  // the all-zero tensor
+    EXPECT_EQ(r->bytes, 3u * 32u);
+    ASSERT_EQ(r->files.size(), 1u);
+    EXPECT_TRUE(r->files[0].match) << r->files[0].ours.text() << " vs " << hex;
+    EXPECT_TRUE(r->files_ok);
+    EXPECT_FALSE(r->clean());
+
+    std::string other = hex;
+    other[0] = other[0] == '0' ? '1' : '0';
+    rq.file_sha256[0] = *tb::parse_sha256(other, nullptr);
+    r = tb::verify(*m, rq);
+    ASSERT_TRUE(r) << r.error().message();
+    EXPECT_FALSE(r->files_ok);
+    EXPECT_FALSE(r->files[0].match);
+
+    rq.file_sha256.push_back(rq.file_sha256[0]);  // two hashes for one part
+    r = tb::verify(*m, rq);
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().code, errc::buffer_size_mismatch);
+    EXPECT_EQ(r.error().expected, 1u);
+    EXPECT_EQ(r.error().found, 2u);
 }
 
 // ------------------------------------------------------------------------------ the edit's steps

@@ -14,14 +14,17 @@ bool is_remote(std::string_view text) noexcept;
 /// The http(s) URL to fetch for `text`: an http(s) URL checked (a host, no spaces or control
 /// characters, no user:password part), or hf://OWNER/REPO/FILE[@REVISION] mapped to
 /// https://huggingface.co/OWNER/REPO/resolve/REVISION/FILE (REVISION defaults to main). Every part
-/// is validated strictly. @returns bad_value_text (detail = what is wrong) for anything else.
-gguf::result<std::string> resolve(std::string_view text);
+/// is validated strictly. @returns bad_value_text (detail = what is wrong) for anything else, or
+/// out_of_memory.
+gguf::result<std::string> resolve(std::string_view text) noexcept;
 
-/// The URL's last path segment, percent-decoded, without query string or fragment.
+/// The URL's last path segment, percent-decoded, without query string or fragment. Like
+/// gguf::source_opener::file_name, whose answer it is, it throws std::bad_alloc when the string
+/// cannot be made (model::open turns that into out_of_memory).
 std::string file_name(std::string_view url);
 
 /// `url` with its last path segment replaced by `name` (percent-encoded where needed); the query
-/// string is kept, the fragment dropped.
+/// string is kept, the fragment dropped. Throws std::bad_alloc as file_name does.
 std::string sibling(std::string_view url, std::string_view name);
 
 /// Whether the URL's host is the Hugging Face Hub (huggingface.co, hf.co): the only hosts a $HF_TOKEN goes to.
