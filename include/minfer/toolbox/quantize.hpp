@@ -80,12 +80,12 @@ struct quantize_output {
 
 /// What happened (or would happen): the plan, the files, and what the user should be told.
 struct quantize_report {
-    quant::type_plan plan;                   ///< one choice per tensor, in output order
+    quant::type_plan plan;                   ///< one choice per tensor, in output order (keep_split: by input part)
     std::vector<quantize_output> outputs;    ///< in part order
     std::uint64_t input_tensor_bytes = 0;    ///< sum of the input tensors' sizes
     std::uint64_t output_tensor_bytes = 0;   ///< sum of the output tensors' sizes (unpadded)
     std::uint64_t n_elements = 0;            ///< values in all tensors (for bits per weight)
-    std::uint32_t imatrix_entries = 0;       ///< importance entries used after the filter (0: none)
+    std::uint32_t imatrix_entries = 0;       ///< importance entries after the filter (0: no imatrix used)
     std::vector<std::string> warnings;       ///< requantized tensors, fallbacks, tensors without imatrix entry, …
     bool written = false;                    ///< false for a dry run
 };
@@ -95,13 +95,39 @@ struct quantize_events {
     std::function<void(std::uint64_t done, std::uint64_t total)> progress;
 };
 
-/// Plan and (unless dry_run) write. Errors: the loader's (the input), model_incomplete, read_importance's,
+/// Plan and (unless dry_run) write. Everything that needs no tensor byte is checked before any output
+/// is created: the options, the plan, each converted tensor's imatrix entry, requantizing, its shape,
+/// then the outputs; a NaN or infinity is found while writing (the parts written are then removed).
+///
+/// The outputs: one file; with keep_split one per input part ("<output without .gguf>-%05d-of-%05d.gguf"
+/// even for one part; split.no, split.count, split.tensors.count appended when there are several,
+/// later parts holding only those, as llama_model_quantize writes them); with a split limit, the
+/// parts gguf::split_plan would make of the output tensors (its keys and naming, general.alignment
+/// on every part, each whole part file within split_max_bytes unless one tensor alone is larger: a
+/// part of its own and a warning). Parts are written 2..N, then 1 (toolbox/split_write.hpp).
+///
+/// Where this differs from llama_model_quantize on purpose:
+///   - an input with general.alignment other than 32: llama.cpp copies the key but pads its output
+///     to 32 (a file its loader then reads at the wrong offsets); here the output follows the
+///     alignment it declares.
+///   - dry_run checks what llama's dry run skips (imatrix entries, requantizing, shapes) and fails
+///     on it, but only warns when an imatrix is needed and none is given (sizing before computing
+///     one). The outputs are not checked in a dry run; the sizes are exact (header, metadata, table,
+///     padding), as the writer plans them.
+///   - a 4-D tensor to be converted is refused (bad_n_dims): llama.cpp would quantize its first
+///     ne[2] matrices only.
+///   - tensors copied unchanged are not inspected for NaN (llama.cpp's loader validates them).
+///   - kv overrides change the written metadata only, not the hyperparameters the plan reads.
+/// Errors: the loader's (the input), model_incomplete, read_importance's,
 /// plan_types' (bad_value_text for an override regex, not_block_multiple, bad_hyperparameter),
 /// importance_required (a tensor whose type needs an imatrix and has no entry; subject = the tensor),
-/// imatrix_mismatch, requantize_refused, type_not_convertible (a quantized input type with no exact
-/// conversion), non_finite_weight, quantize_failed, too_many_parts, output_not_regular / io_error EEXIST
-/// for an output that exists without overwrite, io_error (an output is the input), the writer's
-/// errors. On any error no output exists that was not there before (parts written are removed).
+/// imatrix_mismatch, requantize_refused, type_not_convertible (an input type with no conversion to
+/// f32), bad_n_dims (a 4-D tensor to convert), non_finite_weight (subject = the tensor, index = the
+/// value), quantize_failed, bad_value_text (keep_split with a split limit, a limit of 0),
+/// too_many_parts, output_not_regular / io_error EEXIST for an output that exists without overwrite,
+/// io_error EINVAL (an output is one of the input's files or the imatrix), the writer's errors,
+/// out_of_memory. On any error no output exists that was not there before (parts written are
+/// removed; with overwrite, an old part 1 of a multi-part output is removed before writing).
 gguf::result<quantize_report> quantize(const quantize_request& request, const quantize_events& events = {}) noexcept;
 
 }  // namespace minfer::toolbox
