@@ -61,6 +61,10 @@ constexpr std::array commands{
             "Estimate the memory llama.cpp will allocate for a model: weights, KV cache and compute buffer, CPU only "
             "and with full GPU offload (--json: bytes)",
             minfer::cli::estimate_add_options, minfer::cli::estimate_run},
+    command{"quantize",
+            "Quantize a model as llama-quantize does (same TYPEs and options, the same bytes) for any architecture; "
+            "--dry-run: each tensor's type and the rule, every output file's exact size",
+            minfer::cli::quantize_add_options, minfer::cli::quantize_run},
 };
 
 }  // namespace

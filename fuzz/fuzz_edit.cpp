@@ -35,6 +35,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     std::vector<std::vector<std::byte>> tensor_bytes;
     std::uint64_t data_offset = 0;
     gguf::in_place_edit planned;
+    gguf::model planned_from;  // apply_in_place consumes the model the edit was planned from
     bool fits = false;
     {
         auto m = gguf::model::open(file);
@@ -76,13 +77,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                 fuzz::require(p->new_head.size() == data_offset);
                 planned = std::move(*p);
                 fits = true;
+                planned_from = std::move(*m);  // last use of m in this scope
             } else {
                 fuzz::require(!p.error().message().empty());
             }
         }
     }
     if (!fits) return 0;
-    auto applied = gguf::apply_in_place(planned);
+    auto applied = gguf::apply_in_place(planned, std::move(planned_from));
     fuzz::require(applied.has_value());
     auto m = gguf::model::open(file);
     fuzz::require(m.has_value());

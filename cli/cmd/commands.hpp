@@ -32,4 +32,7 @@ int verify_run();
 void estimate_add_options(CLI::App& sub);
 int estimate_run();
 
+void quantize_add_options(CLI::App& sub);
+int quantize_run();
+
 }  // namespace minfer::cli

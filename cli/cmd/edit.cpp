@@ -296,7 +296,7 @@ int run(out_buffer& out) {
     if (auto refused = toolbox::refuse_journal(fs::path(opt.path)); !refused) return report(refused.error());
     auto opened = open_model(opt.path, false);
     if (!opened) return report_error(opened.error());
-    const gguf::model& m = *opened;
+    gguf::model& m = *opened;  // not const: an in-place edit consumes it (apply_in_place)
     const std::size_t n_parts = m.parts().size();
     for (const gguf::model_part& p : m.parts())
         if (auto refused = toolbox::refuse_journal(p.path); !refused) return report(refused.error());
@@ -370,7 +370,7 @@ int run(out_buffer& out) {
         // render them first, print them once the edit is done.
         std::string diff;
         if (!opt.quiet) diff = diff_text_of(*plan);
-        auto done = gguf::apply_in_place(*edit);
+        auto done = gguf::apply_in_place(*edit, std::move(m));
         if (!done) return report(done.error());
         if (!opt.quiet) {
             out.write(diff);

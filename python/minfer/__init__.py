@@ -9,12 +9,13 @@
 
 Every file is verified completely before anything is handed out (the C++ loader of the ``minfer``
 tool); errors are minfer.errors' exceptions with the library's fields. The toolbox (edit, split,
-merge, hash, verify, estimate, diff) has the ``minfer`` command's semantics. See docs/PYTHON.md.
+merge, hash, verify, estimate, diff, quantize) has the ``minfer`` command's semantics;
+``minfer.quant`` quantizes numpy arrays. See docs/PYTHON.md.
 """
 
 from __future__ import annotations
 
-from . import errors, types
+from . import errors, quant, types
 from ._core import (
     Metadata,
     Model,
@@ -31,7 +32,7 @@ from ._core import (
     type_block,
 )
 from .errors import GGUFError, GGUFIOError, InvalidFileError, RequestError
-from .toolbox import diff, edit, edit_discard_journal, edit_recover, estimate, hash, merge, split, verify
+from .toolbox import diff, edit, edit_discard_journal, edit_recover, estimate, hash, merge, quantize, split, verify
 from .types import TensorType, ValueType
 
 __version__ = "0.2.0"
@@ -40,8 +41,9 @@ __all__ = [
     "open", "Model", "Part", "Metadata", "RawValue", "StringArray", "TensorMap", "Tensor",
     "dequantize", "tensor_type_name", "type_block", "can_dequantize", "active_isa",
     "edit", "edit_recover", "edit_discard_journal", "split", "merge", "hash", "verify", "estimate", "diff",
+    "quantize",
     "GGUFError", "InvalidFileError", "RequestError", "GGUFIOError",
-    "TensorType", "ValueType", "errors", "types",
+    "TensorType", "ValueType", "errors", "types", "quant",
 ]
 
 # The C++ mappings behave as the collections.abc protocols say (keys/items/values/get, `in`).

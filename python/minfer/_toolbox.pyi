@@ -4,7 +4,10 @@ documented wrappers in minfer.toolbox, which check and convert the arguments."""
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
+
+import numpy as np
+import numpy.typing as npt
 
 _Text = Union[str, bytes]
 
@@ -84,3 +87,40 @@ def estimate(
 
 def parse_size(text: str) -> Tuple[Optional[int], Optional[str]]:
     """A SIZE read as the minfer tool reads it: (bytes, None), or (None, why it is not one)."""
+
+def quantize_rows(
+    values: npt.NDArray[np.float32], type: Union[int, str], importance: Optional[npt.NDArray[np.float32]], threads: int
+) -> npt.NDArray[np.uint8]:
+    """values: float32 C-contiguous, 1-D or 2-D; importance None or n_per_row float32. uint8 rows
+    (minfer.quant.quantize checks and converts the arguments)."""
+
+def tensor_type_id(name: str) -> int:
+    """A ggml type name in any case as its id; RequestError bad_value_text for an unknown name."""
+
+def can_quantize(type: int) -> bool: ...
+def requires_importance(type: int) -> bool: ...
+
+def quantize(
+    input: _Text,
+    output: _Text,
+    type: _Text,
+    threads: int,
+    imatrix: Optional[_Text],
+    include_weights: Sequence[_Text],
+    exclude_weights: Sequence[_Text],
+    output_tensor_type: Optional[_Text],
+    token_embedding_type: Optional[_Text],
+    tensor_types: Sequence[Tuple[_Text, _Text]],
+    leave_output_tensor: bool,
+    pure: bool,
+    allow_requantize: bool,
+    override_kv: Sequence[_Text],
+    keep_split: bool,
+    dry_run: bool,
+    split_max_bytes: Optional[int],
+    split_max_tensors: Optional[int],
+    overwrite: bool,
+    progress: Optional[Callable[[int, int], object]],
+) -> Dict[str, Any]:
+    """The fields of minfer.toolbox.QuantizeResult (plan entries and outputs as dicts). tensor_types:
+    (pattern, ggml type name) pairs; override_kv: "KEY=TYPE:VALUE" texts."""

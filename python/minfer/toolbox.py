@@ -35,18 +35,20 @@ read makes the kernel send SIGBUS, which kills the process, as with numpy's memm
 
 from __future__ import annotations
 
+import builtins
 import numbers
 import os
 from dataclasses import dataclass
-from typing import Any, Dict, Iterable, List, Mapping, NoReturn, Optional, Sequence, Tuple, TypedDict, Union, cast
+from typing import Any, Callable, Dict, Iterable, List, Mapping, NoReturn, Optional, Sequence, Tuple, TypedDict, Union, cast
 
 from . import _toolbox
-from .types import ValueType
+from .types import TensorType, ValueType
 
 __all__ = [
     "edit", "edit_recover", "edit_discard_journal", "split", "merge", "hash", "verify", "estimate", "diff", "parse_size",
     "EditResult", "KeyChange", "SplitResult", "SplitPart", "MergeResult", "MergeWarning", "HashResult",
     "VerifyReport", "TensorReport", "Finding", "EstimateReport", "DeviceFigures", "DiffReport",
+    "quantize", "QuantizeResult", "QuantizeOutput", "TensorPlan",
 ]
 
 PathLike = Union[str, "os.PathLike[str]", bytes]
@@ -674,3 +676,175 @@ def diff(a: PathLike, b: PathLike, *, values: bool = False, mmap: bool = True) -
     Returns the ``--json`` document as a dict (``identical`` is the command's exit code 0).
     Raises InvalidFileError, GGUFIOError."""
     return cast(DiffReport, _toolbox.diff(_path(a, "a"), _path(b, "b"), _bool(values, "values"), _bool(mmap, "mmap")))
+
+
+# ---------------------------------------------------------------------------------------- quantize
+
+TensorPlan = TypedDict("TensorPlan", {
+    "name": str, "from": TensorType, "to": TensorType, "why": str, "fallback": bool, "converted": bool,
+    "quantizable": bool, "needs_importance": bool,
+})
+TensorPlan.__doc__ = """One tensor's decision: ``from`` (its input type) → ``to`` (its output type), ``why`` (the
+rule that decided, one line), ``fallback`` (the row length did not fit the chosen type's blocks: ``to``
+is its fallback), ``converted`` (``to != from``: the values are converted), ``quantizable`` (llama.cpp's
+rules let the tensor change type at all), ``needs_importance`` (llama.cpp refuses ``to`` here without
+an imatrix)."""
+
+
+class QuantizeOutput(TypedDict):
+    path: str
+    file_size: int
+    """Exact: header, metadata, tensor table, padding and data."""
+    tensor_count: int
+
+
+@dataclass
+class QuantizeResult:
+    """What :func:`quantize` wrote (or, with ``dry_run``, would write)."""
+
+    input: str
+    output: str
+    type: str
+    """The file type as llama-quantize names it (``"Q4_K_M"``)."""
+    plan: List[TensorPlan]
+    """One entry per tensor, in the output's order (llama.cpp's: by layer, then by name)."""
+    outputs: List[QuantizeOutput]
+    """The files, in part order (one unless ``keep_split`` or a split limit)."""
+    warnings: List[str]
+    written: bool
+    dry_run: bool
+    file_size: int
+    """The sum of the outputs' sizes: exact in a dry run too."""
+    input_tensor_bytes: int
+    output_tensor_bytes: int
+    """The tensors' bytes, without padding."""
+    n_elements: int
+    n_fallback: int
+    """Tensors whose row length needed a fallback type (llama.cpp's warning count)."""
+    imatrix_entries: int
+    """Importance entries used after include/exclude (0: no imatrix)."""
+
+    @property
+    def bits_per_weight(self) -> float:
+        """Output tensor bits per value, as llama-quantize reports the model size."""
+        return 8.0 * self.output_tensor_bytes / self.n_elements if self.n_elements else 0.0
+
+
+def _strings(v: Any, what: str) -> List[bytes]:
+    if isinstance(v, (str, bytes)):
+        raise TypeError(f"{what} must be an iterable of str, not a single string")
+    return [_text(s, f"an item of {what}") for s in v]
+
+
+def _tensor_types(v: Any) -> List[Tuple[bytes, bytes]]:
+    """tensor_types as (pattern, type name) pairs, in order: a mapping, "PATTERN=TYPE" texts (split at
+    the first "=", as llama-quantize's --tensor-type) or (pattern, type) pairs."""
+    if isinstance(v, (str, bytes)):
+        raise TypeError("tensor_types must be a mapping or an iterable of 'PATTERN=TYPE' strings or (pattern, type) "
+                        "pairs, not a single string")
+    items = v.items() if isinstance(v, Mapping) else v
+    out: List[Tuple[bytes, bytes]] = []
+    for item in items:
+        if isinstance(item, str):
+            pattern, sep, t = item.partition("=")
+            if not sep:
+                _bad_text("tensor_types", item, "malformed: expected PATTERN=TYPE")
+            out.append((_text(pattern, "a tensor_types pattern"), _text(t, "a tensor_types type")))
+            continue
+        if not isinstance(item, tuple) or len(item) != 2:
+            raise TypeError("an item of tensor_types must be a 'PATTERN=TYPE' string or a (pattern, type) pair")
+        pattern, t = item
+        out.append((_text(pattern, "a tensor_types pattern"), _type_text(t, "a tensor_types type")))
+    return out
+
+
+def _type_text(t: Any, what: str) -> bytes:
+    """A ggml tensor type given as a TensorType or a name."""
+    if isinstance(t, TensorType):
+        return t.name.lower().encode()
+    return _text(t, what)
+
+
+def _bad_text(option: str, value: str, why: str) -> NoReturn:
+    from .errors import RequestError
+
+    raise RequestError(f"value is not valid: {option}: {value!r}: {why}", code="bad_value_text", section="access",
+                       detail=f"{option}: {value!r}: {why}", exit_code=2)
+
+
+def quantize(input: PathLike, output: PathLike, type: str, *,
+             threads: int = 0,
+             imatrix: Optional[PathLike] = None,
+             include_weights: Iterable[str] = (),
+             exclude_weights: Iterable[str] = (),
+             output_tensor_type: Union[str, TensorType, None] = None,
+             token_embedding_type: Union[str, TensorType, None] = None,
+             tensor_types: Union[Mapping[str, Union[str, TensorType]], Iterable[Union[str, Tuple[str, Union[str, TensorType]]]]] = (),
+             leave_output_tensor: bool = False,
+             pure: bool = False,
+             allow_requantize: bool = False,
+             override_kv: Iterable[str] = (),
+             keep_split: bool = False,
+             dry_run: bool = False,
+             split_max_size: Union[int, str, None] = None,
+             split_max_tensors: Optional[int] = None,
+             overwrite: bool = False,
+             progress: Optional[Callable[[int, int], object]] = None) -> QuantizeResult:
+    """Quantize a model (``minfer quantize``): the file llama.cpp's ``llama-quantize INPUT OUTPUT TYPE``
+    writes for the same options, byte for byte, through the same library call as the command.
+
+    ``input``: a GGUF file or part 1 of a split set. ``type``: llama-quantize's TYPE in any case
+    (``"Q4_K_M"``, ``"q8_0"``, ``"IQ4_XS"``, ``"F16"``, ``"COPY"``, or a file-type number ``"15"``).
+    The options are llama-quantize's, with the same meaning:
+
+    - ``imatrix``: an importance matrix (GGUF or legacy ``.dat``); ``include_weights`` /
+      ``exclude_weights``: keep only / drop the entries of these tensor names (not both).
+    - ``output_tensor_type``, ``token_embedding_type``: a ggml type (``"q8_0"``, ``TensorType.Q6_K``)
+      for ``output.weight`` / ``token_embd.weight``.
+    - ``tensor_types``: ``--tensor-type`` overrides, in order, the first match deciding: ``{"attn_v":
+      "q8_0"}``, ``["ffn_down=q6_k"]`` or ``[("ffn_.*", TensorType.Q5_K)]``; a pattern is a regular
+      expression searched in the tensor name (lowercased first, as llama-quantize does).
+    - ``leave_output_tensor``, ``pure``, ``allow_requantize`` (a quantized input is converted
+      exactly to f32 first), ``keep_split`` (one output part per input part, named
+      ``<output without .gguf>-00001-of-0000N.gguf``).
+    - ``override_kv``: ``"KEY=TYPE:VALUE"`` texts (``"general.name=str:tiny"``, ``int``, ``float``,
+      ``bool``, ``str``), written as llama-quantize writes them.
+    - ``dry_run``: plan and size everything, write nothing: ``outputs`` and ``file_size`` are the
+      sizes the write would give, exactly.
+
+    Beyond llama-quantize: ``split_max_size`` (bytes or a size text such as ``"2G"``, as
+    :func:`split`) or ``split_max_tensors`` write a split set in the same pass; ``overwrite``
+    replaces existing outputs (never the input, a directory or a special file); ``threads`` (0: one
+    per hardware thread; the bytes do not depend on it).
+
+    ``progress(done, total)``: bytes written so far and in all; called with the GIL held, from the
+    library's writing thread. If it raises, it is not called again; the write runs to its end, then
+    the files this call wrote are removed and the exception is raised (the library cannot stop a
+    write midway; with ``overwrite=True`` the files it replaced are gone too).
+
+    The work runs without the GIL. Returns a :class:`QuantizeResult`. Raises RequestError
+    (``bad_value_text`` for a TYPE, type name or override text that does not read, exit_code 2;
+    ``requantize_refused``; ``importance_required``; ``imatrix_mismatch``; ``non_finite_weight``;
+    ``type_not_convertible``; ``usage`` for an output that exists without ``overwrite``, or
+    include_weights with exclude_weights; ``bad_value_text`` for keep_split with a split limit),
+    InvalidFileError (the input, the imatrix: ``bad_imatrix``, ``truncated``; ``not_block_multiple``;
+    ``bad_n_dims`` for a 4-D tensor to convert), GGUFIOError. A dry run checks everything but the
+    outputs and the values, and only warns when an imatrix is needed and none is given. On any
+    error no output exists that did not exist before."""
+    if not isinstance(type, str):
+        raise TypeError(f"type must be a str such as 'Q4_K_M', not {builtins.type(type).__name__}")
+    out_type = None if output_tensor_type is None else _type_text(output_tensor_type, "output_tensor_type")
+    embd_type = None if token_embedding_type is None else _type_text(token_embedding_type, "token_embedding_type")
+    im = None if imatrix is None else _path(imatrix, "imatrix")
+    max_bytes = None if split_max_size is None else parse_size(split_max_size, "split_max_size")
+    max_tensors = None if split_max_tensors is None else _int(split_max_tensors, "split_max_tensors", 1)
+    if progress is not None and not callable(progress):
+        raise TypeError(f"progress must be a callable progress(done, total) or None, not {builtins.type(progress).__name__}")
+    r = _toolbox.quantize(
+        _path(input, "input"), _path(output, "output"), _text(type, "type"), _int(threads, "threads", 0, 2**32 - 1),
+        im, _strings(include_weights, "include_weights"), _strings(exclude_weights, "exclude_weights"),
+        out_type, embd_type, _tensor_types(tensor_types), _bool(leave_output_tensor, "leave_output_tensor"),
+        _bool(pure, "pure"), _bool(allow_requantize, "allow_requantize"), _strings(override_kv, "override_kv"),
+        _bool(keep_split, "keep_split"), _bool(dry_run, "dry_run"), max_bytes, max_tensors,
+        _bool(overwrite, "overwrite"), progress)
+    return QuantizeResult(**r)

@@ -61,5 +61,7 @@ inline py::str text(std::string_view bytes) { return file_text(bytes); }
 
 void register_write(py::module_& m);
 void register_check(py::module_& m);
+void register_quant(py::module_& m);
+void register_quantize(py::module_& m);
 
 }  // namespace minfer::python::toolbox

@@ -127,8 +127,10 @@ std::string type_text(const gguf::kv& e) {
 
 PYBIND11_MODULE(_toolbox, m) {
     m.doc() =
-        "minfer's toolbox (edit, split, merge, hash, verify, estimate, diff) over the C++ libraries. "
+        "minfer's toolbox (edit, split, merge, hash, verify, estimate, diff, quantize) over the C++ libraries. "
         "Use the documented wrappers in minfer.toolbox; these functions take plain values.";
     minfer::python::toolbox::register_write(m);
     minfer::python::toolbox::register_check(m);
+    minfer::python::toolbox::register_quant(m);
+    minfer::python::toolbox::register_quantize(m);
 }

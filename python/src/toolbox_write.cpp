@@ -196,7 +196,7 @@ py::dict edit(const std::string& path, const std::string& output,
             auto planned = plan_in_place_edit(m, plan);
             // Nothing to change (as the CLI): no journal, no write, written stays False.
             unchanged = planned && (plan.diff.empty() || planned->new_head == planned->old_head);
-            if (planned && !unchanged) done = gguf::apply_in_place(*planned);
+            if (planned && !unchanged) done = gguf::apply_in_place(*planned, std::move(m));
             return planned;
         });
         if (!e) raise_error(e.error());

@@ -265,6 +265,16 @@ std::uint64_t model::file_bytes() const noexcept {
     return n;
 }
 
+const file_view& model::empty_view() noexcept {
+    static const file_view v;
+    return v;
+}
+
+const std::filesystem::path& model::empty_path() noexcept {
+    static const std::filesystem::path p;
+    return p;
+}
+
 bool model::complete() const noexcept {
     for (const model_part& p : parts_)
         if (!p.view.complete()) return false;
@@ -294,6 +304,7 @@ result<void> model::require_complete() const noexcept {
 }
 
 const tensor_ref* model::find_tensor(std::string_view name) const& noexcept {
+    if (parts_.empty()) return nullptr;
     if (parts_.size() == 1) {
         const tensor_info* t = parts_[0].view.find_tensor(name);
         return t == nullptr ? nullptr : &tensors_[static_cast<std::size_t>(t - parts_[0].view.tensors().data())];

@@ -211,8 +211,15 @@ result<in_place_edit> plan_in_place(const model& m, std::uint32_t part, const wr
     }
 }
 
-result<void> apply_in_place(const in_place_edit& edit) noexcept {
+result<void> apply_in_place(const in_place_edit& edit, model&& planned_from) noexcept {
     try {
+        bool ours = false;
+        for (const model_part& p : planned_from.parts()) ours = ours || p.path == edit.file;
+        if (!ours)
+            return unexpected(detail::file_error(errc::bad_value_text, edit.file,
+                                                 "the model given is not the one this in-place edit was planned from"));
+        // Close the model before its bytes change: nothing can read them through it afterwards.
+        { model closing = std::move(planned_from); }
         const std::filesystem::path journal = undo_journal_path(edit.file);
         if (edit.new_head.size() != edit.old_head.size())
             return unexpected(detail::file_error(errc::no_room_in_place, edit.file, "the new head differs in size"));

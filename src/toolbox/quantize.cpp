@@ -233,6 +233,19 @@ gguf::result<void> check_tensor(const quantize_request& rq, const quant::importa
             warnings.push_back("requantizing " + c.name + " from " + type_name(info.type) + " to " + type_name(c.to) +
                                ": its values pass through a lossy format twice");
     }
+    // The rules fall back to a type whose blocks fit the rows; a type the user named for a tensor
+    // (--output-tensor-type, --token-embedding-type, --tensor-type) is taken as given, and llama.cpp
+    // then fails inside the quantizer. Say which tensor and which type before anything is written.
+    if (const gguf::type_traits* to = gguf::traits(c.to);
+        to != nullptr && to->block_elems > 1 && info.ne[0] % static_cast<std::int64_t>(to->block_elems) != 0) {
+        error err = make_error(errc::not_block_multiple, c.name,
+                               "type " + type_name(c.to) + " (" + c.why + ") stores rows in blocks of " +
+                                   std::to_string(to->block_elems) + " values");
+        err.expected = to->block_elems;
+        err.found = static_cast<std::uint64_t>(info.ne[0]);
+        err.shape = info.ne;
+        return unexpected(std::move(err));
+    }
     if (info.ne[3] > 1) {
         // llama_model_quantize quantizes ne[2] matrices of ne[1] rows and would drop the rest.
         error err = make_error(errc::bad_n_dims, c.name, "a 4-D tensor cannot be quantized (llama.cpp quantizes 3-D at most)");

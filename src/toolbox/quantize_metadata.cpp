@@ -95,6 +95,20 @@ gguf::result<std::uint32_t> layer0_count(const gguf::model& m, const std::string
     return all.front();
 }
 
+// "blk.<N>." at the start of a tensor name: N (at most 9 digits, so it fits).
+bool block_number(std::string_view name, std::uint32_t& n) noexcept {
+    constexpr std::string_view prefix = "blk.";
+    if (name.substr(0, prefix.size()) != prefix) return false;
+    name.remove_prefix(prefix.size());
+    std::size_t digits = 0;
+    std::uint32_t v = 0;
+    while (digits < name.size() && digits < 9 && name[digits] >= '0' && name[digits] <= '9')
+        v = v * 10 + static_cast<std::uint32_t>(name[digits++] - '0');
+    if (digits == 0 || digits >= name.size() || name[digits] != '.') return false;
+    n = v;
+    return true;
+}
+
 }  // namespace
 
 gguf::result<quant::model_facts> model_facts_of(const gguf::model& m) noexcept {
@@ -127,6 +141,18 @@ gguf::result<quant::model_facts> model_facts_of(const gguf::model& m) noexcept {
             x.type = t.info->type;
             x.ne = t.info->ne;
             f.tensors.push_back(std::move(x));
+        }
+        // An architecture llama.cpp does not know may name no block_count (every known one has it,
+        // llama.cpp's loader requires it). The per-layer rules ("the first eighth of the layers",
+        // use_more_bits) then count the blocks the tensor names number: blk.0 … blk.N gives N + 1.
+        if (m.find(p + "block_count") == nullptr) {
+            std::uint32_t blocks = 0;
+            for (const quant::tensor_fact& x : f.tensors) {
+                std::uint32_t n = 0;
+                if (block_number(x.name, n)) blocks = std::max(blocks, n + 1);
+            }
+            f.n_layer = blocks;
+            f.type_70b = quant::is_llama_70b(f.arch, f.n_layer, f.n_head, f.n_head_kv);
         }
         return f;
     } catch (...) {

@@ -28,6 +28,6 @@ int main(int argc, char** argv) {
     if (!w) return fail(w.error());
     auto plan = gguf::plan_in_place(*m, 0, *w);
     if (!plan) return fail(plan.error());
-    if (auto r = gguf::apply_in_place(*plan); !r) return fail(r.error());
+    if (auto r = gguf::apply_in_place(*plan, std::move(*m)); !r) return fail(r.error());
     return 0;
 }

@@ -69,7 +69,7 @@ TEST(InPlace, AShorterValueIsPaddedAndTheDataSectionStaysPut) {
         ASSERT_TRUE(plan.has_value()) << plan.error().message();
         EXPECT_EQ(plan->new_head.size(), D);
         EXPECT_GT(plan->padding_bytes, 0u);
-        ASSERT_TRUE(apply_in_place(*plan).has_value());
+        ASSERT_TRUE(apply_in_place(*plan, std::move(o.m)).has_value());
     }
     const bytes after = read_file(p);
     ASSERT_EQ(after.size(), before.size());
@@ -136,7 +136,7 @@ TEST(InPlace, EveryValueSizeAroundTheBoundaryFitsExactlyWhenTheLayoutAllows) {
                 continue;
             }
             ++fits;
-            ASSERT_TRUE(apply_in_place(*plan).has_value());
+            ASSERT_TRUE(apply_in_place(*plan, std::move(o.m)).has_value());
         }
         const bytes after = read_file(p);
         ASSERT_EQ(after.size(), original.size());
@@ -158,7 +158,7 @@ TEST(InPlace, RepeatedEditsReuseThePadding) {
         auto plan = plan_in_place(o.m, 0,
                                   edited(o.m, o.src, {metadata_change::set_string("general.name", std::string(len, 'b'))}));
         ASSERT_TRUE(plan.has_value()) << len << ": " << plan.error().message();
-        ASSERT_TRUE(apply_in_place(*plan).has_value());
+        ASSERT_TRUE(apply_in_place(*plan, std::move(o.m)).has_value());
         auto m = model::open(p);
         ASSERT_TRUE(m.has_value());
         EXPECT_EQ(m->get<std::string_view>("general.name").value().size(), len);
@@ -176,7 +176,7 @@ TEST(InPlace, AnAlignmentOtherThan32IsKept) {
     auto o = open_both(p);
     auto plan = plan_in_place(o.m, 0, edited(o.m, o.src, {metadata_change::set_string("general.name", "z")}));
     ASSERT_TRUE(plan.has_value()) << plan.error().message();
-    ASSERT_TRUE(apply_in_place(*plan).has_value());
+    ASSERT_TRUE(apply_in_place(*plan, std::move(o.m)).has_value());
     auto m = model::open(p);
     ASSERT_TRUE(m.has_value()) << m.error().message();
     EXPECT_EQ(m->metadata().alignment(), 256u);
@@ -213,12 +213,53 @@ TEST(InPlace, AFileChangedAfterPlanningIsNotWritten) {
     bytes changed = read_file(p);
     changed[40] = std::byte{'Z'};  // inside the metadata
     write_file(p, changed);
-    auto r = apply_in_place(*plan);
+    auto r = apply_in_place(*plan, std::move(o.m));
     ASSERT_FALSE(r.has_value());
     EXPECT_EQ(r.error().code, errc::io_error);
     EXPECT_EQ(r.error().sys_errno, ESTALE);
     EXPECT_EQ(read_file(p), changed);
     EXPECT_FALSE(fs::exists(undo_journal_path(p)));
+}
+
+TEST(InPlace, ThePlanningModelIsConsumedAndReadsNothingAfterwards) {
+    temp_dir dir;
+    const fs::path p = dir / "m.gguf";
+    write_file(p, small_model(std::string(64, 'a')));
+    auto o = open_both(p);
+    auto plan = plan_in_place(o.m, 0, edited(o.m, o.src, {metadata_change::set_string("general.name", "b")}));
+    ASSERT_TRUE(plan.has_value());
+    ASSERT_TRUE(apply_in_place(*plan, std::move(o.m)).has_value());
+    // Before, the same object read general.name out of rewritten bytes. Now it is empty: every
+    // accessor answers "absent", none reads the file.
+    const model& after = o.m;  // NOLINT(bugprone-use-after-move): consumed by contract
+    EXPECT_TRUE(after.parts().empty());
+    EXPECT_TRUE(after.tensors().empty());
+    EXPECT_EQ(after.find("general.name"), nullptr);
+    EXPECT_EQ(after.find("general.architecture"), nullptr);
+    EXPECT_EQ(after.get<std::string_view>("general.name").error().code, errc::key_not_found);
+    EXPECT_EQ(after.find_tensor("t"), nullptr);
+    EXPECT_TRUE(after.path().empty());
+    auto reopened = model::open(p);
+    ASSERT_TRUE(reopened.has_value());
+    EXPECT_EQ(*reopened->get<std::string_view>("general.name"), "b");
+}
+
+TEST(InPlace, AnEditAppliedWithAnotherModelIsRefusedAndChangesNothing) {
+    temp_dir dir;
+    const fs::path a = dir / "a.gguf", b = dir / "b.gguf";
+    const bytes before = small_model(std::string(64, 'a'));
+    write_file(a, before);
+    write_file(b, before);
+    auto oa = open_both(a);
+    auto ob = open_both(b);
+    auto plan = plan_in_place(oa.m, 0, edited(oa.m, oa.src, {metadata_change::set_string("general.name", "b")}));
+    ASSERT_TRUE(plan.has_value());
+    auto r = apply_in_place(*plan, std::move(ob.m));
+    ASSERT_FALSE(r.has_value());
+    EXPECT_EQ(r.error().code, errc::bad_value_text);
+    EXPECT_EQ(read_file(a), before);
+    EXPECT_EQ(read_file(b), before);
+    EXPECT_FALSE(ob.m.parts().empty());  // NOLINT(bugprone-use-after-move): refused, so left open
 }
 
 TEST(InPlace, AJournalBesideTheFileBlocksEveryEdit) {

@@ -529,7 +529,7 @@ TEST_F(MetadataEdit, LlamaCppReadsEditedFiles) {
     }
     fs::copy_file(in, ip, fs::copy_options::overwrite_existing);
     {
-        const model m = open(ip);
+        model m = open(ip);
         auto plan = plan_metadata_edit(m, edits, metadata_edit_options{false});
         ASSERT_TRUE(plan);
         auto src = model_source::open(m);
@@ -539,7 +539,7 @@ TEST_F(MetadataEdit, LlamaCppReadsEditedFiles) {
         auto e = plan_in_place(m, 0, *w);
         ASSERT_TRUE(e) << e.error().message();
         EXPECT_GT(e->padding_bytes, 0u);
-        ASSERT_TRUE(apply_in_place(*e));
+        ASSERT_TRUE(apply_in_place(*e, std::move(m)));
     }
     for (const fs::path& p : {out, ip}) {
         SCOPED_TRACE(p.string());

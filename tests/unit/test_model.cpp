@@ -391,6 +391,20 @@ TEST(TrailingBytes, RealVocabFilesWithTrailingBytes) {
     EXPECT_EQ(trailing_of(real / "cozy-genworker__stories260K__a945bfc.gguf"), 0u);
 }
 
+TEST(Model, AnEmptyModelAnswersAbsentEverywhere) {
+    const model m;
+    EXPECT_TRUE(m.parts().empty());
+    EXPECT_TRUE(m.tensors().empty());
+    EXPECT_TRUE(m.path().empty());
+    EXPECT_EQ(m.find("general.architecture"), nullptr);
+    EXPECT_EQ(m.get<std::uint32_t>("x").error().code, errc::key_not_found);
+    EXPECT_EQ(*m.get_or<std::uint32_t>("x", 7), 7u);
+    EXPECT_EQ(m.find_tensor("t"), nullptr);
+    EXPECT_TRUE(m.metadata().metadata().empty());
+    EXPECT_TRUE(m.complete());
+    EXPECT_EQ(m.file_bytes(), 0u);
+}
+
 TEST(ModelErrors, EmptyFile) {
     temp_dir dir;
     const fs::path p = dir / "empty.gguf";

@@ -228,7 +228,7 @@ TEST(OutOfMemory, InPlace) {
         if (!rw) return rw.error().code;
         auto plan = gg::plan_in_place(*m, 0, *rw);
         if (!plan) return plan.error().code;
-        return code_of(gg::apply_in_place(*plan));
+        return code_of(gg::apply_in_place(*plan, std::move(*m)));
     });
     under_pressure("recover_in_place", [&] { return code_of(gg::recover_in_place(f.file)); });
 }

@@ -548,6 +548,57 @@ TEST(QuantizeModel, FourDimensionalTensorIsRefused) {
     EXPECT_TRUE(error_is(r.error(), {errc::bad_n_dims, gg::section::file, {}, 3, 4, "blk.0.attn_q.weight"}));
 }
 
+TEST(QuantizeModel, ANamedTypeThatDoesNotFitTheRowsIsRefusedBeforeWriting) {
+    // The rules fall back when a row does not fit; --output-tensor-type is taken as given (llama.cpp
+    // fails inside its quantizer): the tensor and the type are named, nothing is created.
+    temp_dir d;
+    write_model(d / "in.gguf", {f32_tensor("blk.0.attn_q.weight", {256, 4}, 1), f32_tensor("output.weight", {64, 16}, 2)});
+    auto rq = request(d / "in.gguf", d / "out.gguf", "Q8_0");
+    rq.output_tensor_type = tt::q6_k;
+    auto r = tb::quantize(rq);
+    ASSERT_FALSE(r.has_value());
+    EXPECT_TRUE(error_is(r.error(), {errc::not_block_multiple, gg::section::file, {}, 256, 64, "output.weight"}))
+        << r.error().message();
+    EXPECT_NE(r.error().detail.find("--output-tensor-type"), std::string::npos) << r.error().detail;
+    EXPECT_FALSE(fs::exists(d / "out.gguf"));
+}
+
+TEST(QuantizeModel, AnUnknownArchitectureWithoutBlockCountIsPlannedByItsNamedBlocks) {
+    // Four blocks: use_more_bits(i, 4) gives ffn_down more bits on layers 2 and 3 only; a layer count
+    // of 0 would give it to all four. The unknown architecture without block_count must be planned
+    // as the llama model with block_count = 4.
+    temp_dir d;
+    std::vector<tensor_spec> ts;
+    for (std::uint32_t l = 0; l < 4; ++l) {
+        const std::string b = "blk." + std::to_string(l) + ".";
+        ts.push_back(f32_tensor(b + "attn_v.weight", {256, 4}, 40 + l));
+        ts.push_back(f32_tensor(b + "ffn_down.weight", {256, 4}, 50 + l));
+    }
+    auto write_as = [&](const fs::path& p, std::string_view arch, bool with_block_count) {
+        gg::writer w;
+        w.set_string("general.architecture", arch);
+        if (with_block_count) w.set_u32(std::string(arch) + ".block_count", 4);
+        for (const auto& t : ts) w.add_tensor(t.name, t.type, t.ne, t.data);
+        auto r = w.write(p);
+        ASSERT_TRUE(r.has_value()) << r.error().message();
+    };
+    write_as(d / "llama.gguf", "llama", true);
+    write_as(d / "other.gguf", "someday-arch", false);
+    auto known = tb::quantize(request(d / "llama.gguf", d / "a.gguf", "Q4_K_M"));
+    auto unknown = tb::quantize(request(d / "other.gguf", d / "b.gguf", "Q4_K_M"));
+    ASSERT_TRUE(known.has_value()) << known.error().message();
+    ASSERT_TRUE(unknown.has_value()) << unknown.error().message();
+    ASSERT_EQ(known->plan.tensors.size(), unknown->plan.tensors.size());
+    int more_bits = 0;
+    for (std::size_t i = 0; i < known->plan.tensors.size(); ++i) {
+        SCOPED_TRACE(known->plan.tensors[i].name);
+        EXPECT_EQ(known->plan.tensors[i].to, unknown->plan.tensors[i].to);
+        if (known->plan.tensors[i].name.find("ffn_down") != std::string::npos && known->plan.tensors[i].to == tt::q6_k)
+            ++more_bits;
+    }
+    EXPECT_EQ(more_bits, 2);  // layers 2 and 3, not all four
+}
+
 TEST(QuantizeModel, KeepSplitWithSplitLimitsIsAUsageError) {
     temp_dir d;
     auto rq = request(d / "missing.gguf", d / "out.gguf", "Q8_0");

@@ -62,6 +62,8 @@ public:
     static result<model> open(source_opener& opener, const std::string& entry_location,
                               const open_options& options = {}) noexcept;
 
+    /// An empty model: no parts, no tensors, no metadata (every accessor answers "absent"). What a
+    /// moved-from model is, and what apply_in_place leaves of the model an edit was planned from.
     model() noexcept = default;
     model(model&&) noexcept = default;
     model& operator=(model&&) noexcept = default;
@@ -71,11 +73,15 @@ public:
     /// The parts, in order; parts()[0] is the entry.
     std::span<const model_part> parts() const& noexcept MINFER_LIFETIMEBOUND { return parts_; }
     std::span<const model_part> parts() const&& = delete;
-    /// Part 1's view: the model's metadata and format facts.
-    const file_view& metadata() const& noexcept MINFER_LIFETIMEBOUND { return parts_.front().view; }
+    /// Part 1's view: the model's metadata and format facts (an empty view for an empty model).
+    const file_view& metadata() const& noexcept MINFER_LIFETIMEBOUND {
+        return parts_.empty() ? empty_view() : parts_.front().view;
+    }
     const file_view& metadata() const&& = delete;
-    /// The path the model was opened with (part 1's).
-    const std::filesystem::path& path() const& noexcept MINFER_LIFETIMEBOUND { return parts_.front().path; }
+    /// The path the model was opened with (part 1's; empty for an empty model).
+    const std::filesystem::path& path() const& noexcept MINFER_LIFETIMEBOUND {
+        return parts_.empty() ? empty_path() : parts_.front().path;
+    }
     const std::filesystem::path& path() const&& = delete;
     /// Sum of the sizes of all part files (each part's file_size(): the whole file, also for a head).
     std::uint64_t file_bytes() const noexcept;
@@ -127,6 +133,9 @@ public:
     std::span<const std::byte> tensor_data(const tensor_ref& t) const&& = delete;
 
 private:
+    static const file_view& empty_view() noexcept;
+    static const std::filesystem::path& empty_path() noexcept;
+
     std::vector<model_part> parts_;
     std::vector<tensor_ref> tensors_;
     detail::name_index tensor_index_;

@@ -49,10 +49,16 @@ struct in_place_edit {
 /// errors, or offset_mismatch when the new tensor table would move a tensor.
 result<in_place_edit> plan_in_place(const model& m, std::uint32_t part, const writer& w) noexcept;
 
-/// Carry out a planned edit: journal, write, fsync, remove the journal. @returns io_error,
-/// journal_present, or io_error with sys_errno ESTALE when the file's head or size no longer match
-/// the plan (changed since it was opened).
-result<void> apply_in_place(const in_place_edit& edit) noexcept;
+/// Carry out a planned edit: journal, write, fsync, remove the journal. The edit rewrites the bytes
+/// that `planned_from` (the model it was planned from) maps and points into: afterwards that object
+/// would read garbage names and values. So it is consumed: taken by rvalue, closed (unmapped) before
+/// the first byte changes, and left empty (model's default state: no metadata, no tensors); there is
+/// no overload that leaves it open. Reopen the file to read the edited model. @returns
+/// bad_value_text (detail says why) when `planned_from` has no part at edit.file (another model: it
+/// is left untouched then); io_error, journal_present, or io_error with sys_errno ESTALE when the
+/// file's head or size no longer match the plan (changed since it was opened).
+result<void> apply_in_place(const in_place_edit& edit, model&& planned_from) noexcept;
+result<void> apply_in_place(const in_place_edit& edit, const model& planned_from) = delete;
 
 /// What recover_in_place found and did.
 enum class recovery : std::uint8_t {
