@@ -119,6 +119,10 @@ int main(int argc, char** argv) {
             key += ',';
             if (list.find(key) == std::string::npos) continue;
         }
+        if (!q::can_quantize(tc.type)) {
+            std::printf("| %s | - | - | - | - | - | - | minfer has no quantizer |\n", std::string(tc.name).c_str());
+            continue;
+        }
         const bool use_im = imatrix_mode == "all" || (imatrix_mode == "bench" && tc.bench_imatrix);
         if (!use_im && q::requires_importance(tc.type)) continue;
         const std::span<const float> im = use_im ? std::span<const float>(imatrix) : std::span<const float>();

@@ -54,8 +54,8 @@ imatrix="$dir/bench-L$layers.imatrix.gguf"
 if [ ! -s "$model" ] || [ ! -s "$imatrix" ]; then
   "$bin/bench/minfer-bench-quant-model" "$model" --layers "$layers" --imatrix "$imatrix"
 fi
+# The raw lines ("seconds rss_kib user_s sys_s" per run, the SHA-256 of each side) stay in $res.
 res=$(mktemp -d -p "$dir" results.XXXXXX)
-trap 'rm -rf "$res"' EXIT
 cat "$model" >/dev/null
 
 needs_imatrix() { case $1 in IQ1_*|IQ2_*|IQ3_XXS|Q2_K_S) return 0 ;; *) return 1 ;; esac; }
@@ -85,6 +85,7 @@ load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 
 echo
 echo "Model: $(basename "$model"), $(( $(stat -c %s "$model") / 1048576 )) MiB, $layers layers; threads $threads; best of $rounds rounds"
+echo "Raw results: $res"
 echo "Machine: $(nproc) CPUs, $(lscpu | sed -n 's/^Model name: *//p'); load average before $load_before, after $load_after"
 echo
 echo "| type | llama s | minfer s | ratio | llama RSS MiB | minfer RSS MiB | SHA-256 equal | requirement | llama CPU s | minfer CPU s |"
