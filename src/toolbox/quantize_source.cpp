@@ -3,6 +3,9 @@
 // batch of quantized rows and copies out of it, converting the next batch when the offsets pass its
 // end. A batch is whole rows of one matrix (an expert's importance weights change at a matrix
 // boundary), about batch_values values: the memory is a batch, never a tensor.
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -96,7 +99,21 @@ private:
         }
         begin_ = row * out_row_;
         end_ = begin_ + k * out_row_;
+        drop_pages(bytes, quant::bytes_for(info.type, first), quant::bytes_for(info.type, first + n_values));
         return {};
+    }
+
+    // The input bytes [from, to) of this tensor are read for good (the writer asks in order): give
+    // their pages back. They are clean pages of a read-only file mapping, so MADV_DONTNEED only drops
+    // them from this process (a later read would fetch them again); without it the whole input ends
+    // up counted in the process's resident memory, though nothing but the batch is needed. Only whole
+    // pages inside the range; the ones at its edges go with the next batch or stay (a few KiB).
+    static void drop_pages(std::span<const std::byte> bytes, std::uint64_t from, std::uint64_t to) noexcept {
+        static const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+        if (page == 0 || to <= from || to > bytes.size()) return;
+        const auto base = reinterpret_cast<std::uintptr_t>(bytes.data());
+        const std::uintptr_t lo = (base + from + page - 1) / page * page, hi = (base + to) / page * page;
+        if (hi > lo) (void)::madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_DONTNEED);
     }
 
     void release() noexcept {
