@@ -16,6 +16,7 @@
 #include "fuzz_common.hpp"
 #include "journal_model.hpp"
 #include "minfer/gguf_write/in_place.hpp"
+#include "minfer/gguf_write/errors.hpp"
 
 namespace {
 namespace fs = std::filesystem;
@@ -70,7 +71,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     fuzz::require(after.size() == model.size());
     if (!r) {
         fuzz::require(!r.error().message().empty());
-        if (r.error().code == gguf::errc::journal_invalid) {
+        if (r.error().code == minfer::gguf_write::codes::journal_invalid) {
             fuzz::require(after == model);
             fuzz::require(fs::exists(journal));
         }

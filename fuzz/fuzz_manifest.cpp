@@ -11,6 +11,7 @@
 
 #include "minfer/check/manifest.hpp"
 #include "minfer/check/model_hash.hpp"
+#include "minfer/check/errors.hpp"
 
 namespace {
 
@@ -61,7 +62,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const std::string_view text(reinterpret_cast<const char*>(data), size);
     auto man = ck::parse_manifest(text, "fuzz.txt");
     if (!man) {
-        if (man.error().code != minfer::gguf::errc::manifest_bad_line &&
+        if (man.error().code != minfer::check::codes::manifest_bad_line &&
             man.error().code != minfer::gguf::errc::out_of_memory)
             fail("unexpected error code");
         (void)man.error().message();

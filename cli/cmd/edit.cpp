@@ -37,6 +37,7 @@
 #include "minfer/gguf_write/model_source.hpp"
 #include "minfer/gguf_write/output_path.hpp"
 #include "minfer/gguf_write/rewrite.hpp"
+#include "minfer/gguf_write/errors.hpp"
 
 namespace minfer::cli {
 namespace {
@@ -200,7 +201,7 @@ void print_in_place_verdict(const gguf::model& m, const gguf::metadata_edit_plan
         return;
     }
     const gguf::error& err = e.error();
-    if (err.code == gguf::errc::no_room_in_place) {
+    if (err.code == gguf_write::codes::no_room_in_place) {
         out.print("--in-place: does not fit: {} bytes missing ({} needed, {} before the tensor data)\n",
                   err.found - err.expected, err.found, err.expected);
     } else {

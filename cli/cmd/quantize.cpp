@@ -36,6 +36,7 @@
 #include "minfer/toolbox/part_of.hpp"
 #include "minfer/toolbox/quantize.hpp"
 #include "minfer/toolbox/size_text.hpp"
+#include "minfer/quant/errors.hpp"
 
 namespace minfer::cli {
 namespace {
@@ -238,7 +239,7 @@ int report(const gguf::error& e, const gguf::model& m, const toolbox::quantize_r
         fmt::print(stderr, "Error: {}\n", e.message());
         return exit_code_for(e);
     }
-    if (e.code == gguf::errc::importance_required && !e.subject.empty()) {
+    if (e.code == quant::codes::importance_required && !e.subject.empty()) {
         fmt::print(stderr, "Error: tensor {}: {}; give one with --imatrix FILE [{}]\n", in_quotes(e.subject),
                    e.description(), gguf::to_string(e.code));
         return exit_code_for(e);

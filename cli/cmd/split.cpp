@@ -34,6 +34,7 @@
 #include "minfer/gguf_write/model_source.hpp"
 #include "minfer/gguf_write/output_path.hpp"
 #include "minfer/gguf_write/split_plan.hpp"
+#include "minfer/gguf_write/errors.hpp"
 
 namespace minfer::cli {
 namespace {
@@ -117,7 +118,7 @@ int run(out_buffer& out) {
     auto plan = gguf::split_plan::make(*m, so);
     if (!plan) {
         fmt::print(stderr, "Error: {}\n", plan.error().message());
-        return plan.error().code == gguf::errc::too_many_parts ? exit_usage : exit_code_for(plan.error());
+        return plan.error().code == gguf_write::codes::too_many_parts ? exit_usage : exit_code_for(plan.error());
     }
 
     std::vector<std::string> names;

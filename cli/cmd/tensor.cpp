@@ -41,6 +41,8 @@
 #include "minfer/gguf_write/atomic_file.hpp"
 #include "minfer/gguf_write/output_path.hpp"
 #include "minfer/quant/dequantize.hpp"
+#include "minfer/gguf_write/errors.hpp"
+#include "minfer/quant/errors.hpp"
 
 namespace minfer::cli {
 namespace {
@@ -273,7 +275,7 @@ std::string value_line(const std::vector<float>& v, std::uint64_t row_size) {
 
 gguf::error not_convertible(const gguf::tensor_info& i) {
     gguf::error e;
-    e.code = gguf::errc::type_not_convertible;
+    e.code = quant::codes::type_not_convertible;
     e.found = static_cast<std::uint32_t>(i.type);
     e.subject = i.name;
     return e;
@@ -437,7 +439,7 @@ gguf::result<gguf::atomic_file> open_dump(const gguf::model& m, int& usage) {
             usage = usage_error(gguf::escape(opt.dump) + " already exists (use --force to replace it)");
             return gguf::unexpected(gguf::error{});
         }
-        if (checked.error().code == gguf::errc::output_not_regular) {
+        if (checked.error().code == gguf_write::codes::output_not_regular) {
             usage = usage_error(checked.error().message());
             fmt::print(stderr, "To write into a pipe, a FIFO or a device: --dump - and redirect standard output\n");
             return gguf::unexpected(gguf::error{});

@@ -35,6 +35,7 @@
 #include "minfer/check/value_check.hpp"
 #include "minfer/check/vocab_check.hpp"
 #include "minfer/gguf/text.hpp"
+#include "minfer/check/errors.hpp"
 
 namespace minfer::cli {
 namespace {
@@ -333,7 +334,7 @@ int run(out_buffer& out) {
         if (!r) {
             const auto code = r.error().code;
             fmt::print(stderr, "Error: {}\n", r.error().message());
-            return code == gguf::errc::manifest_bad_line ? exit_parse : exit_io;
+            return code == check::codes::manifest_bad_line ? exit_parse : exit_io;
         }
         man.emplace(std::move(*r));
         if (!man->strongest()) {

@@ -18,6 +18,7 @@
 #include "minfer/gguf/text.hpp"
 #include "minfer/toolbox/sha256_text.hpp"
 #include "minfer/toolbox/verify.hpp"
+#include "minfer/check/errors.hpp"
 #include "toolbox_common.hpp"
 
 namespace minfer::python::toolbox {
@@ -73,7 +74,7 @@ py::dict verify(const std::string& path, bool values, std::uint64_t max_examples
     std::optional<check::manifest> man;
     if (manifest_path) {
         gguf::result<check::manifest> read = without_gil([&] { return check::read_manifest(*manifest_path); });
-        if (!read) raise_error_exit(read.error(), read.error().code == gguf::errc::manifest_bad_line ? 1 : 3);
+        if (!read) raise_error_exit(read.error(), read.error().code == check::codes::manifest_bad_line ? 1 : 3);
         man.emplace(std::move(*read));
         if (!man->strongest()) {
             raise_manifest_no_known_hash(*manifest_path,

@@ -3,6 +3,7 @@
 // SHA-NI / AVX2 code paths and the length is a size_t). The uuid is a SHA-1 primed with llama.cpp's
 // namespace bytes, finished into a version-5, variant-10 UUID as llama-gguf-hash does.
 #include "minfer/check/digest.hpp"
+#include "minfer/check/errors.hpp"
 #include "errors.hpp"
 
 #include <new>
@@ -159,7 +160,7 @@ hash_kind hasher::kind() const noexcept { return s_ ? s_->kind : hash_kind::xxh6
 result<hasher> hasher::make(hash_kind kind) noexcept {
     auto unavailable = [&](std::string reason) {
         error e;
-        e.code = errc::hash_unavailable;
+        e.code = check::codes::hash_unavailable;
         e.subject = to_string(kind);
         try {
             e.detail = std::move(reason);

@@ -3,6 +3,7 @@
 #include "minfer/check/manifest.hpp"
 #include "errors.hpp"
 #include "minfer/gguf/read_capped.hpp"
+#include "minfer/check/errors.hpp"
 
 #include <algorithm>
 #include <map>
@@ -111,7 +112,7 @@ std::string_view entry_file(std::string_view name) noexcept {
 
 error bad_line(std::uint32_t line, std::string_view type, std::string detail) {
     error e;
-    e.code = errc::manifest_bad_line;
+    e.code = check::codes::manifest_bad_line;
     e.where = gguf::section::file;
     e.index = line;
     e.subject = type;
@@ -164,7 +165,7 @@ result<manifest> parse_manifest(std::string_view text, std::string path) noexcep
 result<manifest> read_manifest(const std::filesystem::path& path) noexcept {
     // Bounded from the start (gguf::read_capped): a FIFO, /dev/zero or a huge file costs at most
     // the cap before it is refused, never more.
-    auto text = gguf::read_capped(path, max_manifest_bytes, errc::manifest_too_large);
+    auto text = gguf::read_capped(path, max_manifest_bytes, check::codes::manifest_too_large);
     if (!text) return unexpected(std::move(text).error());
     try {
         return parse_manifest(*text, path.string());

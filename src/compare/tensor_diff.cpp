@@ -5,6 +5,7 @@
 #include <span>
 
 #include "minfer/quant/dequantize.hpp"
+#include "minfer/quant/errors.hpp"
 
 namespace minfer::compare {
 namespace {
@@ -44,7 +45,7 @@ gguf::result<value_compare> compare_values(const gguf::model& ma, const gguf::te
 
 gguf::error not_convertible(const gguf::tensor_info& i) {
     gguf::error e;
-    e.code = gguf::errc::type_not_convertible;
+    e.code = quant::codes::type_not_convertible;
     e.found = static_cast<std::uint32_t>(i.type);
     e.subject = i.name;
     return e;

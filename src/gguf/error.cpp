@@ -1,5 +1,6 @@
 // Error text. Descriptions keep the wording of the seed (and of ggml's gguf.cpp) where one exists.
 #include <array>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -11,7 +12,8 @@
 namespace minfer::gguf {
 namespace {
 
-constexpr std::array<std::string_view, 78> code_names{
+// The loader's codes by number; an empty entry is a number whose code moved to its library's header.
+constexpr std::array<std::string_view, 70> code_names{
     "ok", "io_error", "out_of_memory", "truncated", "bad_magic", "bad_version", "byte_swapped",
     "version_unsupported", "version_too_new", "negative_count", "count_too_large", "empty_key", "duplicate_key",
     "bad_value_type", "nested_array", "string_too_long", "string_exceeds_file", "array_too_long",
@@ -21,11 +23,14 @@ constexpr std::array<std::string_view, 78> code_names{
     "split_not_first", "split_no_mismatch", "split_count_mismatch", "split_part_missing",
     "split_tensor_count_mismatch", "split_duplicate_tensor", "split_bad_key", "key_not_found", "type_mismatch",
     "tensor_not_found", "index_out_of_range", "nul_in_name", "value_out_of_range", "split_arch_mismatch",
-    "split_bad_name", "bad_value_text", "token_not_found", "no_room_in_place", "journal_present", "journal_invalid",
-    "too_many_parts", "type_not_convertible", "buffer_size_mismatch", "hash_unavailable", "manifest_too_large",
-    "manifest_bad_line", "head_incomplete", "fetch_budget_exceeded", "http_status", "range_ignored",
-    "bad_content_range", "transfer_failed", "bad_hyperparameter", "model_incomplete", "output_not_regular",
-    "input_too_large", "type_not_quantizable", "importance_required", "quantize_failed", "bad_imatrix", "imatrix_mismatch", "requantize_refused", "non_finite_weight", "unknown"};
+    "split_bad_name", "bad_value_text", {}, {}, {}, {}, {}, {}, "buffer_size_mismatch", {}, {}, {},
+    "head_incomplete", "fetch_budget_exceeded", "http_status", {}, {}, "transfer_failed", "bad_hyperparameter",
+    "model_incomplete", {}, "input_too_large"};
+static_assert(code_names.size() == static_cast<std::size_t>(last_code) + 1);
+
+// The registered library domains, by id (slot 0, the loader's, stays empty). Constant-initialized,
+// so registration from other TUs' static initializers cannot run before it exists.
+std::array<std::atomic<const error_domain*>, 256> registered_domains{};
 
 constexpr std::array<std::string_view, 7> section_names{"file", "header", "metadata", "tensor_info", "data", "split",
                                                         "access"};
@@ -55,16 +60,6 @@ std::string vt_name(std::uint64_t t) {
     return t < value_type_count ? std::string(to_string(static_cast<value_type>(t))) : "type " + num(t);
 }
 
-// "q8_1 (id 9)", "id 77".
-std::string type_name(std::uint64_t t) {
-    std::string out;
-    if (t < tensor_type_count) out.append(to_string(static_cast<tensor_type>(t))).append(" (id ");
-    else out.append("id ");
-    out.append(num(t));
-    if (t < tensor_type_count) out += ')';
-    return out;
-}
-
 }  // namespace
 
 error out_of_memory_error(std::string_view what) noexcept {
@@ -77,9 +72,24 @@ error out_of_memory_error(std::string_view what) noexcept {
     return e;
 }
 
+void register_error_domain(const error_domain& domain) noexcept {
+    if (domain.id != domains::loader) registered_domains[domain.id].store(&domain, std::memory_order_release);
+}
+
+const error_domain* find_error_domain(std::uint8_t id) noexcept {
+    return registered_domains[id].load(std::memory_order_acquire);
+}
+
 std::string_view to_string(errc code) noexcept {
-    const auto i = static_cast<std::size_t>(code);
-    return i < code_names.size() - 1 ? code_names[i] : code_names.back();
+    const std::uint8_t domain = domain_of(code);
+    std::string_view name;
+    if (domain == domains::loader) {
+        const auto i = static_cast<std::size_t>(code);
+        if (i < code_names.size()) name = code_names[i];
+    } else if (const error_domain* d = find_error_domain(domain); d != nullptr && d->name != nullptr) {
+        name = d->name(number_in_domain(code));
+    }
+    return name.empty() ? std::string_view("unknown") : name;
 }
 
 std::string_view to_string(section where) noexcept {
@@ -199,69 +209,12 @@ std::string error::describe(bool path_said) const {
                    ", so the other parts cannot be found";
         case errc::bad_value_text:
             return (subject.empty() ? std::string("value") : "the value for key " + s) + " is not valid: " + detail;
-        case errc::token_not_found:
-            return found != 0 || detail.empty()
-                       ? "token id " + num(found) + " is outside the vocabulary of " + num(expected) + " tokens"
-                       : "no token of the vocabulary is " + detail;
-        case errc::no_room_in_place:
-            return "the new metadata and tensor table need " + num(found) + " bytes but only " + num(expected) +
-                   " fit before the tensor data: " + num(found - expected) +
-                   " bytes missing (write a new file with -o instead)";
-        case errc::journal_present:
-            return "an interrupted in-place edit left its undo journal " + (file.empty() ? std::string() : quoted(file)) +
-                   "; run 'minfer edit --recover' on the model first";
-        case errc::journal_invalid: {
-            // What to do: the journal cannot restore anything, so the model is as the interruption
-            // left it; once it is checked, the journal only blocks every edit and can go.
-            constexpr std::string_view suffix = ".minfer-undo";
-            const std::string model = file.size() > suffix.size() && file.ends_with(suffix)
-                                          ? quoted(file.substr(0, file.size() - suffix.size()))
-                                          : std::string("MODEL");
-            return "undo journal " + (file.empty() ? std::string() : quoted(file) + " ") + "cannot be used: " + detail +
-                   ". The model was not touched: check it (minfer verify " + model +
-                   "); if it is sound, remove the journal (minfer edit --discard-journal " + model +
-                   ", or edit_discard_journal in Python), otherwise restore the model from a copy";
-        }
-        case errc::too_many_parts:
-            return "the split needs " + num(found) + " parts but split.count (u16) can count at most " + num(expected);
-        case errc::type_not_convertible:
-            return (subject.empty() ? std::string() : "tensor " + s + ": ") + "type " + type_name(found) +
-                   " cannot be converted to f32" + (detail.empty() ? std::string() : " (" + detail + ")");
         case errc::buffer_size_mismatch:
             return (detail.empty() ? std::string("buffer size") : detail) + ": " + num(found) + " given, " +
                    num(expected) + " needed";
-        case errc::type_not_quantizable:
-            return (subject.empty() ? std::string() : "tensor " + s + ": ") + "values cannot be quantized to type " +
-                   type_name(found) + (detail.empty() ? std::string() : " (" + detail + ")");
-        case errc::importance_required:  // subject: the tensor, when a whole model is quantized
-            return (subject.empty() ? std::string() : "tensor " + s + ": ") + "type " + type_name(found) +
-                   " needs importance weights (an imatrix) to be quantized" +
-                   (detail.empty() ? std::string() : " (" + detail + ")");
-        case errc::quantize_failed:
-            return "row " + std::to_string(index) + ": quantizing to " + type_name(found) +
-                   " failed (an input ggml's quantizer would stop on)" + (detail.empty() ? std::string() : ": " + detail);
-        case errc::bad_imatrix:
-            return std::string("the importance matrix is malformed") + (subject.empty() ? std::string() : " at entry " + s) +
-                   (detail.empty() ? std::string() : ": " + detail);
-        case errc::imatrix_mismatch:
-            return "the importance matrix has " + num(found) + " weights for tensor " + s + ", which needs " +
-                   num(expected);
-        case errc::requantize_refused:
-            return "tensor " + s + " is already quantized (" + type_name(found) +
-                   "); requantizing loses precision twice, allow it explicitly (--allow-requantize)";
-        case errc::non_finite_weight:
-            return "tensor " + s + " holds a NaN or an infinity at value " + snum(static_cast<std::uint64_t>(index)) +
-                   ", which no quantized type can represent";
-        case errc::hash_unavailable:
-            return "the hash " + s + " cannot be computed" + (detail.empty() ? std::string() : ": " + detail);
-        case errc::manifest_too_large:
-            return "the manifest has more than " + num(expected) + " bytes, the most that is read";
         case errc::input_too_large:
             return (path_said || file.empty() ? std::string("it") : quoted(file)) + " has more than " + num(expected) +
                    " bytes, the most read" + (detail.empty() ? std::string() : " for " + detail);
-        case errc::manifest_bad_line:
-            return "manifest line " + std::to_string(index) + ": " + (subject.empty() ? std::string() : s + " entry ") +
-                   detail;
         case errc::head_incomplete:
             return "the first " + num(found) + " bytes do not decide the parse; at least " + num(expected) +
                    " are needed";
@@ -270,10 +223,6 @@ std::string error::describe(bool path_said) const {
                    num(expected) + " (raise it with --max-fetch)";
         case errc::http_status:
             return "the server answered HTTP " + num(found) + (detail.empty() ? std::string() : " (" + detail + ")");
-        case errc::range_ignored:
-            return "the server does not serve byte ranges" + (detail.empty() ? std::string() : ": " + detail);
-        case errc::bad_content_range:
-            return "the server's Content-Range cannot be used" + (detail.empty() ? std::string() : ": " + detail);
         case errc::transfer_failed:
             return "the transfer failed" + (detail.empty() ? std::string() : ": " + detail);
         case errc::bad_hyperparameter:
@@ -282,10 +231,6 @@ std::string error::describe(bool path_said) const {
             return "only the first " + num(found) + " of the file's " + num(expected) +
                    " bytes are held (a model opened from its head, such as a remote one): its tensor bytes are not "
                    "there; download the file first";
-        case errc::output_not_regular:
-            return "cannot write the output" + (path_said || file.empty() ? std::string() : " " + quoted(file)) + ": " +
-                   (detail.empty() ? std::string("it") : detail) +
-                   ", not a regular file: an output only ever creates a file or replaces a regular one";
         case errc::key_not_found: return "key " + s + " not found";
         case errc::type_mismatch:
             return (subject.empty() ? std::string("value") : "key " + s) + " has type " + vt_name(found) + ", expected " +
@@ -302,7 +247,12 @@ std::string error::describe(bool path_said) const {
                                     num(expected) + ")");
         case errc::index_out_of_range:
             return "index " + num(found) + " is out of range for an array of " + num(expected) + " elements";
+        default: break;  // a library's code (or a number no one has)
     }
+    // A library's code: described by its domain when the domain has it (names it).
+    if (const error_domain* d = find_error_domain(domain_of(code));
+        d != nullptr && d->describe != nullptr && d->name != nullptr && !d->name(number_in_domain(code)).empty())
+        return d->describe(*this, path_said);
     return "unknown error";
 }
 

@@ -4,6 +4,7 @@
 // are always in the same directory (rename is atomic only within one filesystem).
 #include "minfer/gguf_write/atomic_file.hpp"
 #include "minfer/gguf_write/output_path.hpp"
+#include "minfer/gguf_write/errors.hpp"
 #include "errors.hpp"
 
 #include <cerrno>
@@ -57,7 +58,7 @@ result<void> still_replaceable(int dir_fd, const std::string& leaf, const std::f
     // The same words as check_output_path's.
     auto again = check_output_path(target, true);
     if (!again) return unexpected(std::move(again).error());
-    return unexpected(detail::file_error(errc::output_not_regular, target, "it changed into something other than a "
+    return unexpected(detail::file_error(gguf_write::codes::output_not_regular, target, "it changed into something other than a "
                                                                            "regular file while being written"));
 }
 

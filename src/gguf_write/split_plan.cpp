@@ -13,6 +13,7 @@
 #include "minfer/gguf/split.hpp"
 #include "minfer/gguf/tensor_info.hpp"
 #include "minfer/gguf_write/rewrite.hpp"
+#include "minfer/gguf_write/errors.hpp"
 
 namespace minfer::gguf {
 namespace {
@@ -178,7 +179,7 @@ result<split_plan> split_plan::make(const model& m, const split_options& options
 
         if (p.parts_.size() > max_split_parts) {
             error e;
-            e.code = errc::too_many_parts;
+            e.code = gguf_write::codes::too_many_parts;
             e.expected = max_split_parts;
             e.found = p.parts_.size();
             return unexpected(std::move(e));

@@ -1,5 +1,6 @@
 // minfer::quant's entry points: size checks, the choice of kernels, and the threaded path.
 #include "minfer/quant/dequantize.hpp"
+#include "minfer/quant/errors.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -39,7 +40,7 @@ const gguf::type_traits* convertible(tensor_type type) noexcept {
 // Checks shared by every entry point; on success `blocks` is the number of blocks in dst.
 result<void> check(tensor_type type, std::uint64_t src_bytes, std::uint64_t n_values, std::uint64_t& blocks) noexcept {
     const gguf::type_traits* t = convertible(type);
-    if (t == nullptr) return unexpected(make_error(errc::type_not_convertible, 0, static_cast<std::uint32_t>(type)));
+    if (t == nullptr) return unexpected(make_error(quant::codes::type_not_convertible, 0, static_cast<std::uint32_t>(type)));
     if (n_values % t->block_elems != 0) return unexpected(make_error(errc::not_block_multiple, t->block_elems, n_values));
     blocks = n_values / t->block_elems;
     const std::uint64_t need = bytes_for(type, n_values);
@@ -96,7 +97,7 @@ result<void> dequantize_with(isa i, tensor_type type, std::span<const std::byte>
     if (auto r = check(type, src.size(), dst.size(), blocks); !r) return r;
     const detail::kernel_table* table = detail::kernels_of(i);
     if (table == nullptr) {
-        error e = make_error(errc::type_not_convertible, 0, static_cast<std::uint32_t>(type));
+        error e = make_error(quant::codes::type_not_convertible, 0, static_cast<std::uint32_t>(type));
         e.detail = std::string("no ").append(to_string(i)).append(" kernels in this build or on this CPU");
         return unexpected(std::move(e));
     }
@@ -107,7 +108,7 @@ result<void> dequantize_with(isa i, tensor_type type, std::span<const std::byte>
 result<void> dequantize_range(tensor_type type, std::span<const std::byte> tensor_bytes, std::uint64_t first,
                               std::span<float> dst) noexcept {
     const gguf::type_traits* t = convertible(type);
-    if (t == nullptr) return unexpected(make_error(errc::type_not_convertible, 0, static_cast<std::uint32_t>(type)));
+    if (t == nullptr) return unexpected(make_error(quant::codes::type_not_convertible, 0, static_cast<std::uint32_t>(type)));
     if (first % t->block_elems != 0) return unexpected(make_error(errc::not_block_multiple, t->block_elems, first));
     if (tensor_bytes.size() % t->block_bytes != 0) {
         const std::uint64_t whole = tensor_bytes.size() / t->block_bytes * t->block_bytes;

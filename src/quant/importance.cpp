@@ -18,6 +18,7 @@
 #include "minfer/gguf/mapped_file.hpp"
 #include "minfer/gguf/types.hpp"
 #include "minfer/gguf/value.hpp"
+#include "minfer/quant/errors.hpp"
 
 namespace minfer::quant {
 namespace {
@@ -153,7 +154,7 @@ private:
         return unexpected(std::move(e));
     }
     error bad(std::uint64_t at, std::string_view subject, std::string detail) const {
-        return make_error(errc::bad_imatrix, file_, at, subject, std::move(detail));
+        return make_error(quant::codes::bad_imatrix, file_, at, subject, std::move(detail));
     }
     std::int32_t i32() {
         const std::int32_t v = load_i32(b_.data() + pos_);
@@ -184,7 +185,7 @@ result<parsed> read_gguf(std::span<const std::byte> bytes, const std::string& fi
     // Errors about keys are in the metadata, about the pairing and shapes in the tensor table.
     auto bad = [&](std::uint64_t at, std::string_view subject, std::string detail,
                    gguf::section where = gguf::section::tensor_info) {
-        return unexpected(make_error(errc::bad_imatrix, file, at, subject, std::move(detail), where));
+        return unexpected(make_error(quant::codes::bad_imatrix, file, at, subject, std::move(detail), where));
     };
     constexpr auto meta = gguf::section::metadata;
     if (view->tensors().empty()) return bad(0, {}, "it holds no tensors", gguf::section::header);
@@ -286,7 +287,7 @@ result<std::vector<float>> weights(const std::string& name, const raw_entry& e, 
             v[i] = count > 0.0f ? sum / count : 1.0f;
         }
         if (!std::isfinite(v[i]))
-            return unexpected(make_error(errc::bad_imatrix, file, e.sums_offset + 4 * i, name,
+            return unexpected(make_error(quant::codes::bad_imatrix, file, e.sums_offset + 4 * i, name,
                                          "weight " + std::to_string(i) + " is not finite"));
     }
     return v;

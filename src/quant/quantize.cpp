@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "minfer/quant/dequantize.hpp"
+#include "minfer/quant/errors.hpp"
 #include "quantize_kernels.hpp"
 
 namespace minfer::quant {
@@ -46,9 +47,9 @@ result<plan> check(tensor_type type, std::span<const float> src, std::int64_t n_
     plan p;
     // As ggml_quantize_chunk: the missing importance weights first (whether this build has the
     // type's quantizer or not), then the type.
-    if (importance.empty() && requires_importance(type)) return unexpected(make_error(errc::importance_required, 0, id));
+    if (importance.empty() && requires_importance(type)) return unexpected(make_error(quant::codes::importance_required, 0, id));
     p.fn = quantizer_of(type);
-    if (p.fn == nullptr) return unexpected(make_error(errc::type_not_quantizable, 0, id));
+    if (p.fn == nullptr) return unexpected(make_error(quant::codes::type_not_quantizable, 0, id));
     const gguf::type_traits* t = gguf::traits(type);
     if (n_per_row <= 0 || n_per_row % t->block_elems != 0)
         return unexpected(make_error(errc::not_block_multiple, t->block_elems, static_cast<std::uint64_t>(n_per_row),
@@ -68,7 +69,7 @@ result<plan> check(tensor_type type, std::span<const float> src, std::int64_t n_
 }
 
 error failed_row(tensor_type type, std::int64_t row) {
-    error e = make_error(errc::quantize_failed, 0, static_cast<std::uint32_t>(type));
+    error e = make_error(quant::codes::quantize_failed, 0, static_cast<std::uint32_t>(type));
     e.index = row;
     return e;
 }

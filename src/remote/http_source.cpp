@@ -15,6 +15,7 @@
 
 #include "minfer/gguf/text.hpp"
 #include "minfer/remote/content_range.hpp"
+#include "minfer/remote/errors.hpp"
 
 #ifndef MINFER_VERSION
 #define MINFER_VERSION "unknown"
@@ -134,24 +135,24 @@ bool check_answer(transfer& t) {
     const std::string& url = *t.url;
     if (t.status == 206) {
         if (!t.has_content_range) {
-            t.failure = make_error(errc::bad_content_range, url, "a 206 answer without Content-Range to " + range_text(t));
+            t.failure = make_error(remote::codes::bad_content_range, url, "a 206 answer without Content-Range to " + range_text(t));
             return false;
         }
         const auto cr = parse_content_range(t.content_range);
         if (!cr || cr->unsatisfied) {
-            t.failure = make_error(errc::bad_content_range, url,
+            t.failure = make_error(remote::codes::bad_content_range, url,
                                    in_quotes(t.content_range) + " is not 'bytes FIRST-LAST/TOTAL' (asked " + range_text(t) + ")");
             return false;
         }
         if (!t.first_request && cr->total != t.known_total) {
-            t.failure = make_error(errc::bad_content_range, url,
+            t.failure = make_error(remote::codes::bad_content_range, url,
                                    in_quotes(t.content_range) + " gives the file's size as " + num(cr->total) +
                                        ", an earlier answer gave " + num(t.known_total));
             return false;
         }
         const std::uint64_t want_last = std::min(t.last, cr->total - 1);
         if (cr->first != t.first || cr->last != want_last) {
-            t.failure = make_error(errc::bad_content_range, url,
+            t.failure = make_error(remote::codes::bad_content_range, url,
                                    in_quotes(t.content_range) + " is not the range asked (" + range_text(t) + ")");
             return false;
         }
@@ -161,7 +162,7 @@ bool check_answer(transfer& t) {
         return true;
     }
     if (t.status == 200) {
-        t.failure = make_error(errc::range_ignored, url, "it answered 200 with the whole body to " + range_text(t));
+        t.failure = make_error(remote::codes::range_ignored, url, "it answered 200 with the whole body to " + range_text(t));
         t.accept = asked_len(t);  // kept up to the range asked, never more: then the transfer is cut off
         return true;
     }
@@ -211,7 +212,7 @@ std::size_t read_body(transfer& t, char* data, std::size_t len) {
     t.stats->bytes_received += take;
     if (take < len) {
         if (t.ranged)
-            t.failure = make_error(errc::bad_content_range, *t.url,
+            t.failure = make_error(remote::codes::bad_content_range, *t.url,
                                    "the body is longer than the " + num(t.accept) + " bytes of Content-Range " +
                                        in_quotes(t.content_range));
         return 0;  // stop reading: a 200 is cut off here

@@ -24,6 +24,8 @@
 #include "minfer/gguf_write/writer.hpp"
 #include "minfer/quant/dequantize.hpp"
 #include "minfer/quant/quantize.hpp"
+#include "minfer/gguf_write/errors.hpp"
+#include "minfer/quant/errors.hpp"
 #include "quantize_internal.hpp"
 
 namespace minfer::toolbox {
@@ -175,7 +177,7 @@ gguf::result<std::vector<out_part>> group_by_limits(const context& c, const std:
     parts.push_back(cur);
     if (parts.size() > gguf::max_split_parts) {
         error e;
-        e.code = errc::too_many_parts;
+        e.code = gguf_write::codes::too_many_parts;
         e.expected = gguf::max_split_parts;
         e.found = parts.size();
         return unexpected(std::move(e));
@@ -198,7 +200,7 @@ gguf::result<void> check_tensor(const quantize_request& rq, const quant::importa
             warnings.push_back("no importance weights for " + c.name + ": quantized without them");
         } else if (e->values.size() != want) {
             if (c.name != "token_embd.weight" && c.name != "per_layer_token_embd.weight") {
-                error err = make_error(errc::imatrix_mismatch, c.name);
+                error err = make_error(quant::codes::imatrix_mismatch, c.name);
                 err.expected = want;
                 err.found = e->values.size();
                 return unexpected(std::move(err));
@@ -210,7 +212,7 @@ gguf::result<void> check_tensor(const quantize_request& rq, const quant::importa
             t.importance = e->values;
         }
         if (t.importance.empty() && c.needs_importance) {
-            error err = make_error(errc::importance_required, c.name,
+            error err = make_error(quant::codes::importance_required, c.name,
                                    "type " + type_name(c.to) + " needs importance weights and the imatrix has none for it");
             err.found = static_cast<std::uint64_t>(c.to);
             return unexpected(std::move(err));
@@ -220,12 +222,12 @@ gguf::result<void> check_tensor(const quantize_request& rq, const quant::importa
     const bool quantized = from != nullptr && from->block_elems > 1;
     if (info.type != gguf::tensor_type::f32) {
         if (quantized && !rq.allow_requantize) {
-            error err = make_error(errc::requantize_refused, c.name);
+            error err = make_error(quant::codes::requantize_refused, c.name);
             err.found = static_cast<std::uint64_t>(info.type);
             return unexpected(std::move(err));
         }
         if (!quant::can_dequantize(info.type)) {
-            error err = make_error(errc::type_not_convertible, c.name);
+            error err = make_error(quant::codes::type_not_convertible, c.name);
             err.found = static_cast<std::uint64_t>(info.type);
             return unexpected(std::move(err));
         }
@@ -257,7 +259,7 @@ gguf::result<void> check_tensor(const quantize_request& rq, const quant::importa
     if (!quant::can_quantize(c.to)) {
         // iq1_m: llama.cpp writes it, minfer's quantizer does not (yet). Said before anything is
         // written, with the tensor, rather than by quantize_rows in the middle of the data.
-        error err = make_error(errc::type_not_quantizable, c.name, "minfer has no quantizer for it");
+        error err = make_error(quant::codes::type_not_quantizable, c.name, "minfer has no quantizer for it");
         err.found = static_cast<std::uint64_t>(c.to);
         return unexpected(std::move(err));
     }
@@ -336,7 +338,7 @@ gguf::result<quantize_report> run(const quantize_request& rq, const quantize_eve
         const std::string name = it != choices.end() ? it->name : std::string();
         const gguf::tensor_type to = it != choices.end() ? it->to : gguf::tensor_type::f32;
         if (!rq.dry_run) {
-            error e = make_error(errc::importance_required, name,
+            error e = make_error(quant::codes::importance_required, name,
                                  "type " + type_name(to) + " needs an importance matrix (--imatrix)");
             e.found = static_cast<std::uint64_t>(to);
             return unexpected(std::move(e));

@@ -16,6 +16,7 @@
 
 #include "minfer/quant/dequantize.hpp"
 #include "minfer/quant/quantize.hpp"
+#include "minfer/quant/errors.hpp"
 #include "quantize_internal.hpp"
 
 namespace minfer::toolbox::quantize_detail {
@@ -79,7 +80,7 @@ private:
         for (std::size_t i = 0; i < values_.size(); ++i) {
             if (!std::isfinite(values_[i])) {
                 gguf::error e;
-                e.code = gguf::errc::non_finite_weight;
+                e.code = quant::codes::non_finite_weight;
                 e.subject = info.name;
                 e.index = static_cast<std::int64_t>(first + i);
                 return gguf::unexpected(std::move(e));

@@ -16,6 +16,7 @@
 #include "minfer/gguf/byte_source.hpp"
 #include "minfer/remote/http_opener.hpp"
 #include "minfer/remote/http_source.hpp"
+#include "minfer/remote/errors.hpp"
 
 namespace {
 
@@ -116,7 +117,7 @@ TEST(HttpSource, A200ToARangeIsRangeIgnored) {
     });
     opened o(srv.url("/m.gguf"), quick_options());
     ASSERT_FALSE(o.src);
-    EXPECT_EQ(o.src.error().code, errc::range_ignored);
+    EXPECT_EQ(o.src.error().code, minfer::remote::codes::range_ignored);
     EXPECT_LE(o.stats.bytes_received, 256u);
 }
 
@@ -135,7 +136,7 @@ TEST(HttpSource, AnEndless200BodyIsCutAtTheBudget) {
     const auto t0 = std::chrono::steady_clock::now();
     opened o(srv.url("/m.gguf"), opt);
     ASSERT_FALSE(o.src);
-    EXPECT_EQ(o.src.error().code, errc::range_ignored);
+    EXPECT_EQ(o.src.error().code, minfer::remote::codes::range_ignored);
     EXPECT_LE(o.stats.bytes_received, opt.max_fetch);
     EXPECT_GT(o.stats.bytes_received, 0u);
     EXPECT_LT(std::chrono::steady_clock::now() - t0, 3s);
@@ -165,11 +166,11 @@ void expect_bad_later_range(const std::string& cr, errc want) {
 }
 
 TEST(HttpSource, AWrongContentRangeIsRefused) {
-    expect_bad_later_range("bytes 0-243/1000", errc::bad_content_range);    // another range
-    expect_bad_later_range("bytes 256-499/2000", errc::bad_content_range);  // another total
-    expect_bad_later_range("bytes 256-499/*", errc::bad_content_range);     // malformed (no total)
-    expect_bad_later_range("octets 256-499/1000", errc::bad_content_range);
-    expect_bad_later_range("", errc::bad_content_range);                    // missing
+    expect_bad_later_range("bytes 0-243/1000", minfer::remote::codes::bad_content_range);    // another range
+    expect_bad_later_range("bytes 256-499/2000", minfer::remote::codes::bad_content_range);  // another total
+    expect_bad_later_range("bytes 256-499/*", minfer::remote::codes::bad_content_range);     // malformed (no total)
+    expect_bad_later_range("octets 256-499/1000", minfer::remote::codes::bad_content_range);
+    expect_bad_later_range("", minfer::remote::codes::bad_content_range);                    // missing
 }
 
 TEST(HttpSource, ContentRangeDetailIsEscaped) {
@@ -180,7 +181,7 @@ TEST(HttpSource, ContentRangeDetailIsEscaped) {
     });
     opened o(srv.url("/m.gguf"), quick_options());
     ASSERT_FALSE(o.src);
-    EXPECT_EQ(o.src.error().code, errc::bad_content_range);
+    EXPECT_EQ(o.src.error().code, minfer::remote::codes::bad_content_range);
     EXPECT_EQ(o.src.error().detail.find('\x1b'), std::string::npos) << o.src.error().detail;
 }
 
@@ -192,7 +193,7 @@ TEST(HttpSource, ABodyLongerThanItsContentRangeIsRefused) {
     });
     opened o(srv.url("/m.gguf"), quick_options());
     ASSERT_FALSE(o.src);
-    EXPECT_EQ(o.src.error().code, errc::bad_content_range);
+    EXPECT_EQ(o.src.error().code, minfer::remote::codes::bad_content_range);
     EXPECT_LE(o.stats.bytes_received, 256u);
 }
 

@@ -34,6 +34,7 @@
 #include "minfer/quant/quantize.hpp"
 #include "minfer/quant/type_plan.hpp"
 #include "minfer/toolbox/quantize.hpp"
+#include "minfer/quant/errors.hpp"
 #include "quantize_ref_model.hpp"
 #include "sample_model.hpp"
 
@@ -573,7 +574,7 @@ TEST(QuantizeRef, EveryTypeFromF32) {
         (c.ref.ok ? written : refused).push_back(type);
         if (!c.ref.ok && !c.ours.ok) {
             if (needs_imatrix_in_llama(c.ref))
-                EXPECT_EQ(c.ours.code, gguf::errc::importance_required) << type << ": " << c.ours.why;
+                EXPECT_EQ(c.ours.code, minfer::quant::codes::importance_required) << type << ": " << c.ours.why;
             else
                 ADD_FAILURE() << type << ": llama.cpp refused for another reason than a missing imatrix:\n"
                               << c.ref.why.substr(0, 2000) << "\nminfer: " << c.ours.why;
@@ -684,7 +685,7 @@ TEST(QuantizeRef, ImatrixTypesDense) {
     EXPECT_FALSE(c.ref.ok);
     EXPECT_NE(c.ref.why.find("Missing importance matrix for tensor blk.1.ffn_up.weight"), std::string::npos)
         << c.ref.why.substr(0, 2000);
-    EXPECT_EQ(c.ours.code, gguf::errc::importance_required) << c.ours.why;
+    EXPECT_EQ(c.ours.code, minfer::quant::codes::importance_required) << c.ours.why;
     EXPECT_NE(c.ours.why.find("blk.1.ffn_up.weight"), std::string::npos) << c.ours.why;
 }
 
@@ -791,7 +792,7 @@ TEST(QuantizeRef, IQ1_MRefusedPrecisely) {
     rq.output = d / "minfer.gguf";
     const run_result ours = run_minfer(rq);
     ASSERT_FALSE(ours.ok);
-    EXPECT_EQ(ours.code, gguf::errc::type_not_quantizable) << ours.why;
+    EXPECT_EQ(ours.code, minfer::quant::codes::type_not_quantizable) << ours.why;
     EXPECT_NE(ours.why.find("iq1_m"), std::string::npos) << ours.why;
     EXPECT_NE(ours.why.find("tensor 'blk."), std::string::npos) << "the tensor is not named: " << ours.why;
     std::printf("[ minfer   ] %s\n", ours.why.c_str());

@@ -14,6 +14,7 @@
 #include "minfer/check/digest.hpp"
 #include "minfer/check/manifest.hpp"
 #include "minfer/check/model_hash.hpp"
+#include "minfer/check/errors.hpp"
 
 namespace {
 
@@ -279,7 +280,7 @@ TEST(CheckManifest, ParsesLlamaGgufHashOutputAndSkipsWhatItSkips) {
 
 TEST(CheckManifest, MalformedLinesOfKnownTypesAreErrors) {
     auto e = parse_error("xxh64\n");
-    EXPECT_EQ(e.code, errc::manifest_bad_line);
+    EXPECT_EQ(e.code, minfer::check::codes::manifest_bad_line);
     EXPECT_EQ(e.index, 1);
     EXPECT_NE(e.message().find("has no hash"), std::string::npos) << e.message();
     e = parse_error("\nsha1 abc m.gguf\n");
@@ -292,7 +293,7 @@ TEST(CheckManifest, MalformedLinesOfKnownTypesAreErrors) {
     e = parse_error("xxh3 44BC2CF5AD770999 m.gguf\n");
     EXPECT_NE(e.message().find("lowercase hexadecimal"), std::string::npos) << e.message();
     e = parse_error("uuid 6b2748e2_363e-5825-9e7a-d9b30f33ac5b m.gguf\n");
-    EXPECT_EQ(e.code, errc::manifest_bad_line);
+    EXPECT_EQ(e.code, minfer::check::codes::manifest_bad_line);
 }
 
 TEST(CheckManifest, ReadErrors) {
@@ -310,7 +311,7 @@ TEST(CheckManifest, ReadErrors) {
     std::filesystem::resize_file(big, ck::max_manifest_bytes + 1);
     r = ck::read_manifest(big);
     ASSERT_FALSE(r.has_value());
-    EXPECT_EQ(r.error().code, errc::manifest_too_large);
+    EXPECT_EQ(r.error().code, minfer::check::codes::manifest_too_large);
     EXPECT_EQ(r.error().expected, ck::max_manifest_bytes);
     EXPECT_EQ(r.error().found, ck::max_manifest_bytes + 1);
 }

@@ -818,25 +818,20 @@ INSTANTIATE_TEST_SUITE_P(Table, Corruption, ::testing::ValuesIn(table()),
 // Every code that opening a file or a set can produce has at least one row, so a new check without
 // a row fails here. Accessor-only codes and the environment's codes are not damage to a file.
 TEST(CorruptionTable, EveryOpenErrorCodeHasARow) {
+    // The loader's codes only: every library's own codes (minfer/<library>/errors.hpp) are returned
+    // by functions other than open.
     const std::set<errc> not_damage = {errc::key_not_found, errc::type_mismatch, errc::tensor_not_found,
                                        errc::index_out_of_range, errc::io_error, errc::out_of_memory,
-                                       errc::value_out_of_range, errc::bad_value_text, errc::token_not_found,
-                                       errc::no_room_in_place, errc::journal_present, errc::journal_invalid,
-                                       errc::too_many_parts, errc::type_not_convertible,
-                                       errc::buffer_size_mismatch, errc::type_not_quantizable,
-                                       errc::importance_required, errc::quantize_failed, errc::hash_unavailable,
-                                       errc::manifest_too_large, errc::manifest_bad_line,
+                                       errc::value_out_of_range, errc::bad_value_text, errc::buffer_size_mismatch,
                                        errc::head_incomplete, errc::fetch_budget_exceeded, errc::http_status,
-                                       errc::range_ignored, errc::bad_content_range, errc::transfer_failed,
-                                       errc::bad_hyperparameter, errc::model_incomplete, errc::output_not_regular,
-                                       errc::input_too_large, errc::bad_imatrix, errc::imatrix_mismatch,
-                                       errc::requantize_refused, errc::non_finite_weight};
+                                       errc::transfer_failed, errc::bad_hyperparameter, errc::model_incomplete,
+                                       errc::input_too_large};
     std::set<errc> covered;
     for (const damage& d : table()) covered.insert(d.code);
     int checked = 0;
-    for (int i = 1; to_string(static_cast<errc>(i)) != "unknown"; ++i) {
+    for (int i = 1; i <= static_cast<int>(last_code); ++i) {
         const auto code = static_cast<errc>(i);
-        if (not_damage.count(code) != 0) continue;
+        if (to_string(code) == "unknown" || not_damage.count(code) != 0) continue;  // a number that moved
         ++checked;
         EXPECT_EQ(covered.count(code), 1u) << "no row of the corruption table produces " << to_string(code);
     }

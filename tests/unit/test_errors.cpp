@@ -3,95 +3,127 @@
 
 #include <cerrno>
 
+#include <string>
+#include <string_view>
+#include <vector>
+
 #include "gguf_bytes.hpp"
+#include "minfer/gguf_write/errors.hpp"
+#include "minfer/quant/errors.hpp"
+#ifdef MINFER_TEST_CHECK
+#include "minfer/check/errors.hpp"
+#endif
+#ifdef MINFER_TEST_REMOTE
+#include "minfer/remote/errors.hpp"
+#endif
 
 using namespace minfer::gguf;
 using namespace minfer::test;
 
 namespace {
 
-TEST(ErrorIds, EveryCodeHasItsStableName) {
-    const char* names[] = {"ok",
-                           "io_error",
-                           "out_of_memory",
-                           "truncated",
-                           "bad_magic",
-                           "bad_version",
-                           "byte_swapped",
-                           "version_unsupported",
-                           "version_too_new",
-                           "negative_count",
-                           "count_too_large",
-                           "empty_key",
-                           "duplicate_key",
-                           "bad_value_type",
-                           "nested_array",
-                           "string_too_long",
-                           "string_exceeds_file",
-                           "array_too_long",
-                           "array_exceeds_file",
-                           "bad_bool",
-                           "alignment_wrong_type",
-                           "bad_alignment",
-                           "bad_name_length",
-                           "duplicate_tensor",
-                           "bad_n_dims",
-                           "bad_dim",
-                           "shape_overflow",
-                           "bad_tensor_type",
-                           "removed_tensor_type",
-                           "not_block_multiple",
-                           "size_overflow",
-                           "offset_mismatch",
-                           "data_size_overflow",
-                           "data_truncated",
-                           "split_not_first",
-                           "split_no_mismatch",
-                           "split_count_mismatch",
-                           "split_part_missing",
-                           "split_tensor_count_mismatch",
-                           "split_duplicate_tensor",
-                           "split_bad_key",
-                           "key_not_found",
-                           "type_mismatch",
-                           "tensor_not_found",
-                           "index_out_of_range",
-                           "nul_in_name",
-                           "value_out_of_range",
-                           "split_arch_mismatch",
-                           "split_bad_name",
-                           "bad_value_text",
-                           "token_not_found",
-                           "no_room_in_place",
-                           "journal_present",
-                           "journal_invalid",
-                           "too_many_parts",
-                           "type_not_convertible",
-                           "buffer_size_mismatch",
-                           "hash_unavailable",
-                           "manifest_too_large",
-                           "manifest_bad_line",
-                           "head_incomplete",
-                           "fetch_budget_exceeded",
-                           "http_status",
-                           "range_ignored",
-                           "bad_content_range",
-                           "transfer_failed",
-                           "bad_hyperparameter",
-                           "model_incomplete",
-                           "output_not_regular",
-                           "input_too_large",
-                           "type_not_quantizable",
-                           "importance_required",
-                           "quantize_failed",
-                           "bad_imatrix",
-                           "imatrix_mismatch",
-                           "requantize_refused",
-                           "non_finite_weight"};
-    for (std::size_t i = 0; i < std::size(names); ++i) EXPECT_EQ(to_string(static_cast<errc>(i)), names[i]) << i;
-    EXPECT_EQ(static_cast<std::size_t>(last_code) + 1, std::size(names));
-    EXPECT_EQ(to_string(static_cast<errc>(std::size(names))), "unknown");
+// The names of one domain's codes 0..n-1 (n: the first number it does not have).
+std::vector<std::string_view> names_of(std::uint8_t domain) {
+    std::vector<std::string_view> out;
+    for (unsigned n = domain == domains::loader ? 0 : 1; n < 256; ++n) {
+        const std::string_view name = to_string(make_code(domain, static_cast<std::uint8_t>(n)));
+        // the loader's numbers that moved to a library are "unknown" up to its last code
+        if (name == "unknown" && (domain != domains::loader || n > static_cast<unsigned>(last_code))) break;
+        out.push_back(name);
+    }
+    return out;
+}
+
+// The loader's codes keep their numbers; the numbers of codes that moved to a library are unknown to it.
+TEST(ErrorIds, EveryLoaderCodeHasItsStableName) {
+    const std::vector<std::string_view> names = {
+        "ok", "io_error", "out_of_memory", "truncated", "bad_magic", "bad_version", "byte_swapped",
+        "version_unsupported", "version_too_new", "negative_count", "count_too_large", "empty_key", "duplicate_key",
+        "bad_value_type", "nested_array", "string_too_long", "string_exceeds_file", "array_too_long",
+        "array_exceeds_file", "bad_bool", "alignment_wrong_type", "bad_alignment", "bad_name_length",
+        "duplicate_tensor", "bad_n_dims", "bad_dim", "shape_overflow", "bad_tensor_type", "removed_tensor_type",
+        "not_block_multiple", "size_overflow", "offset_mismatch", "data_size_overflow", "data_truncated",
+        "split_not_first", "split_no_mismatch", "split_count_mismatch", "split_part_missing",
+        "split_tensor_count_mismatch", "split_duplicate_tensor", "split_bad_key", "key_not_found", "type_mismatch",
+        "tensor_not_found", "index_out_of_range", "nul_in_name", "value_out_of_range", "split_arch_mismatch",
+        "split_bad_name", "bad_value_text", "unknown", "unknown", "unknown", "unknown", "unknown", "unknown",
+        "buffer_size_mismatch", "unknown", "unknown", "unknown", "head_incomplete", "fetch_budget_exceeded",
+        "http_status", "unknown", "unknown", "transfer_failed", "bad_hyperparameter", "model_incomplete", "unknown",
+        "input_too_large"};
+    EXPECT_EQ(names_of(domains::loader), names);
+    EXPECT_EQ(static_cast<std::size_t>(last_code) + 1, names.size());
+    EXPECT_EQ(to_string(static_cast<errc>(names.size())), "unknown");
     EXPECT_EQ(to_string(static_cast<errc>(255)), "unknown");
+    EXPECT_EQ(to_string(static_cast<errc>(0xFFFF)), "unknown");  // a domain no one registered
+}
+
+// Each library names its own codes (its errors.cpp, registered by including its errors.hpp): the same
+// names as when errc held them all, so JSON and Python show what they did.
+TEST(ErrorIds, EveryLibraryNamesItsOwnCodes) {
+    EXPECT_EQ(names_of(domains::gguf_write),
+              (std::vector<std::string_view>{"token_not_found", "no_room_in_place", "journal_present",
+                                             "journal_invalid", "too_many_parts", "output_not_regular"}));
+    EXPECT_EQ(to_string(minfer::gguf_write::codes::journal_present), "journal_present");
+    EXPECT_EQ(names_of(domains::quant),
+              (std::vector<std::string_view>{"type_not_convertible", "type_not_quantizable", "importance_required",
+                                             "quantize_failed", "bad_imatrix", "imatrix_mismatch",
+                                             "requantize_refused", "non_finite_weight"}));
+    EXPECT_EQ(to_string(minfer::quant::codes::bad_imatrix), "bad_imatrix");
+#ifdef MINFER_TEST_CHECK
+    EXPECT_EQ(names_of(domains::check),
+              (std::vector<std::string_view>{"hash_unavailable", "manifest_too_large", "manifest_bad_line"}));
+    EXPECT_EQ(find_error_domain(domains::check)->library, "check");
+#endif
+#ifdef MINFER_TEST_REMOTE
+    EXPECT_EQ(names_of(domains::remote), (std::vector<std::string_view>{"range_ignored", "bad_content_range"}));
+    EXPECT_EQ(to_string(minfer::remote::codes::bad_content_range), "bad_content_range");
+#endif
+    for (std::uint8_t d : {domains::gguf_write, domains::quant}) {
+        ASSERT_NE(find_error_domain(d), nullptr) << int{d};
+        EXPECT_EQ(find_error_domain(d)->id, d);
+    }
+    EXPECT_EQ(find_error_domain(domains::gguf_write)->library, "gguf_write");
+}
+
+// The loader's header does not declare the libraries' codes: errc has no enumerator of theirs.
+template <class E>
+concept declares_range_ignored = requires { E::range_ignored; };
+template <class E>
+concept declares_journal_present = requires { E::journal_present; };
+static_assert(!declares_range_ignored<errc> && !declares_journal_present<errc>);
+static_assert(domain_of(minfer::gguf_write::codes::journal_present) == domains::gguf_write);
+static_assert(domain_of(minfer::quant::codes::non_finite_weight) == domains::quant);
+static_assert(domain_of(errc::input_too_large) == domains::loader);
+
+// A library adds a code by its own header and names it by its own domain: the loader learns the name and
+// the description from the registry, with no change of its own.
+std::string_view test_domain_name(std::uint8_t code) noexcept { return code == 1 ? "test_code" : ""; }
+std::string test_domain_describe(const error& e, bool path_said) {
+    std::string out = "the test code with found ";
+    out += std::to_string(e.found);
+    if (!path_said) out += " (no path said)";
+    return out;
+}
+constexpr error_domain test_domain{250, "test", &test_domain_name, &test_domain_describe};
+
+TEST(ErrorIds, ACodeOfANewDomainNamesAndDescribesItself) {
+    const errc code = make_code(250, 1);
+    EXPECT_EQ(to_string(code), "unknown");
+    register_error_domain(test_domain);
+    EXPECT_EQ(to_string(code), "test_code");
+    EXPECT_EQ(to_string(make_code(250, 2)), "unknown");
+    error e;
+    e.code = code;
+    e.found = 7;
+    e.file = "m.gguf";
+    EXPECT_EQ(e.description(), "the test code with found 7 (no path said)");
+    EXPECT_EQ(e.message(), "m.gguf: the test code with found 7 [test_code]");
+    e.code = make_code(250, 2);
+    EXPECT_EQ(e.description(), "unknown error");
+    error_domain loader{domains::loader, "x", &test_domain_name, &test_domain_describe};
+    register_error_domain(loader);  // the loader's own domain cannot be replaced
+    EXPECT_EQ(to_string(errc::io_error), "io_error");
+    EXPECT_EQ(to_string(make_code(0, 1)), "io_error");
 }
 
 TEST(ErrorIds, Sections) {
@@ -106,21 +138,28 @@ TEST(ErrorIds, Sections) {
 }
 
 TEST(ErrorIds, EveryCodeDescribesItselfWithoutCrashing) {
-    for (std::uint32_t c = 0; c <= static_cast<std::uint32_t>(errc::index_out_of_range) + 1; ++c) {
+    std::vector<errc> all;
+    for (unsigned d = 0; d < 256; ++d) {
+        const auto domain = static_cast<std::uint8_t>(d);
+        for (std::size_t n = 0; n < names_of(domain).size() + 1; ++n)  // and the first number past the last
+            all.push_back(make_code(domain, static_cast<std::uint8_t>(n + (domain == domains::loader ? 0 : 1))));
+    }
+    EXPECT_GE(all.size(), 70u + 19u);
+    for (const errc c : all) {
         for (section s : {section::file, section::header, section::tensor_info, section::split}) {
             error e;
-            e.code = static_cast<errc>(c);
+            e.code = c;
             e.where = s;
             e.found = 0xFFFFFFFFFFFFFFFFull;  // hostile values must not break the text
             e.expected = 3;
             e.subject = std::string("x\0y", 3);
             const std::string m = e.message();
-            EXPECT_FALSE(e.description().empty()) << c;
+            EXPECT_FALSE(e.description().empty()) << to_string(c);
             std::string tag(1, '[');  // appended: GCC 12 -O3 reports a false -Wrestrict on `"[" + std::string`
             tag += to_string(e.code);
             tag += ']';
             EXPECT_NE(m.find(tag), std::string::npos) << m;
-            EXPECT_EQ(m.find('\0'), std::string::npos) << c;
+            EXPECT_EQ(m.find('\0'), std::string::npos) << to_string(c);
         }
     }
 }

@@ -19,6 +19,7 @@
 #include "gguf_bytes.hpp"
 #include "minfer/gguf_write/writer.hpp"
 #include "minfer/quant/importance.hpp"
+#include "minfer/quant/errors.hpp"
 
 namespace {
 
@@ -314,7 +315,7 @@ TEST_F(Importance, Filters) {
     dat s;
     s.i32(2).entry("keep", 1, {1}).i32(4).raw("drop").i32(1).i32(0);
     f.exclude = {"drop"};
-    EXPECT_EQ(fails(s.b, f).code, errc::bad_imatrix);
+    EXPECT_EQ(fails(s.b, f).code, minfer::quant::codes::bad_imatrix);
 }
 
 // ---- malformed legacy files: the smallest that trips each check -------------------------------------
@@ -323,18 +324,18 @@ TEST_F(Importance, LegacyMalformed) {
     // offsets: n_entries at 0, the first entry's len at 4, name at 8
     EXPECT_TRUE(error_is(fails({}), {errc::truncated, section::data, 0, 4, 0}));
     EXPECT_TRUE(error_is(fails(dat{}.raw("abc").b), {errc::truncated, section::data, 0, 4, 3}));
-    EXPECT_TRUE(error_is(fails(dat{}.i32(0).b), {.code = errc::bad_imatrix, .where = section::data, .offset = 0}));
-    EXPECT_TRUE(error_is(fails(dat{}.i32(-1).b), {.code = errc::bad_imatrix, .where = section::data, .offset = 0}));
+    EXPECT_TRUE(error_is(fails(dat{}.i32(0).b), {.code = minfer::quant::codes::bad_imatrix, .where = section::data, .offset = 0}));
+    EXPECT_TRUE(error_is(fails(dat{}.i32(-1).b), {.code = minfer::quant::codes::bad_imatrix, .where = section::data, .offset = 0}));
     EXPECT_TRUE(error_is(fails(dat{}.i32(1).b), {errc::truncated, section::data, 4, 4, 0}));
-    EXPECT_TRUE(error_is(fails(dat{}.i32(1).i32(-1).b), {.code = errc::bad_imatrix, .where = section::data, .offset = 4}));
+    EXPECT_TRUE(error_is(fails(dat{}.i32(1).i32(-1).b), {.code = minfer::quant::codes::bad_imatrix, .where = section::data, .offset = 4}));
     EXPECT_TRUE(error_is(fails(dat{}.i32(1).i32(5).raw("ab").b), {errc::truncated, section::data, 8, 5, 2}));
     // ncall and nval: 8 bytes after the name
     EXPECT_TRUE(error_is(fails(dat{}.i32(1).i32(1).raw("a").i32(1).b),
                          {errc::truncated, section::data, 9, 8, 4, std::string("a")}));
     EXPECT_TRUE(error_is(fails(dat{}.i32(1).i32(1).raw("a").i32(1).i32(0).b),
-                         {.code = errc::bad_imatrix, .where = section::data, .offset = 13, .subject = "a"}));
+                         {.code = minfer::quant::codes::bad_imatrix, .where = section::data, .offset = 13, .subject = "a"}));
     EXPECT_TRUE(error_is(fails(dat{}.i32(1).i32(1).raw("a").i32(1).i32(-5).b),
-                         {.code = errc::bad_imatrix, .where = section::data, .offset = 13, .subject = "a"}));
+                         {.code = minfer::quant::codes::bad_imatrix, .where = section::data, .offset = 13, .subject = "a"}));
     // nval 2, one float
     EXPECT_TRUE(error_is(fails(dat{}.i32(1).i32(1).raw("a").i32(1).i32(2).f32(1).b),
                          {errc::truncated, section::data, 17, 8, 4, std::string("a")}));
@@ -350,13 +351,13 @@ TEST_F(Importance, LegacyMalformed) {
         EXPECT_TRUE(error_is(fails(dat(one).raw(std::string(static_cast<std::size_t>(n), '\x01')).b),
                              {errc::truncated, section::data, 21, 4, static_cast<std::uint64_t>(n)}));
     EXPECT_TRUE(error_is(fails(dat(one).i32(5).b), {errc::truncated, section::data, 25, 4, 0}));
-    EXPECT_TRUE(error_is(fails(dat(one).i32(5).i32(-1).b), {.code = errc::bad_imatrix, .where = section::data, .offset = 25}));
+    EXPECT_TRUE(error_is(fails(dat(one).i32(5).i32(-1).b), {.code = minfer::quant::codes::bad_imatrix, .where = section::data, .offset = 25}));
     EXPECT_TRUE(error_is(fails(dat(one).i32(5).i32(10).raw("abc").b), {errc::truncated, section::data, 29, 10, 3}));
     // values that are not finite after the division
     EXPECT_TRUE(error_is(fails(dat{}.i32(1).entry("a", 1, {1, nan_f}).b),
-                         {.code = errc::bad_imatrix, .where = section::data, .offset = 21, .subject = "a"}));
+                         {.code = minfer::quant::codes::bad_imatrix, .where = section::data, .offset = 21, .subject = "a"}));
     EXPECT_TRUE(error_is(fails(dat{}.i32(1).entry("a", 0, {-inf_f}).b),
-                         {.code = errc::bad_imatrix, .where = section::data, .offset = 17, .subject = "a"}));
+                         {.code = minfer::quant::codes::bad_imatrix, .where = section::data, .offset = 17, .subject = "a"}));
 }
 
 // ---- malformed GGUF files ---------------------------------------------------------------------------
@@ -371,63 +372,63 @@ TEST_F(Importance, GgufMalformed) {
     }
     {  // no tensor at all
         imatrix_gguf g;
-        EXPECT_TRUE(error_is(fails(g.get()), {.code = errc::bad_imatrix, .where = section::header}));
+        EXPECT_TRUE(error_is(fails(g.get()), {.code = minfer::quant::codes::bad_imatrix, .where = section::header}));
     }
     for (const char* missing : {"imatrix.datasets", "imatrix.chunk_count", "imatrix.chunk_size"}) {
         imatrix_gguf g;
         g.w.erase(missing);
         g.entry("a", 1, {1}, {1});
         const auto e = fails(g.get());
-        EXPECT_TRUE(error_is(e, {.code = errc::bad_imatrix, .where = section::metadata})) << missing;
+        EXPECT_TRUE(error_is(e, {.code = minfer::quant::codes::bad_imatrix, .where = section::metadata})) << missing;
         EXPECT_NE(e.detail.find(missing), std::string::npos) << e.detail;
     }
     {  // chunk_count as a u64, chunk_size as an i32: llama-quantize's gguf_get_val_u32 asserts
         imatrix_gguf g;
         g.w.set_u64("imatrix.chunk_count", 1);
         g.entry("a", 1, {1}, {1});
-        EXPECT_TRUE(error_is(fails(g.get()), {.code = errc::bad_imatrix, .where = section::metadata}));
+        EXPECT_TRUE(error_is(fails(g.get()), {.code = minfer::quant::codes::bad_imatrix, .where = section::metadata}));
         imatrix_gguf h;
         h.w.set_i32("imatrix.chunk_size", 1);
         h.entry("a", 1, {1}, {1});
-        EXPECT_TRUE(error_is(fails(h.get()), {.code = errc::bad_imatrix, .where = section::metadata}));
+        EXPECT_TRUE(error_is(fails(h.get()), {.code = minfer::quant::codes::bad_imatrix, .where = section::metadata}));
     }
     {  // datasets as a number, or an array of numbers
         imatrix_gguf g;
         g.w.set_u32("imatrix.datasets", 1);
         g.entry("a", 1, {1}, {1});
-        EXPECT_TRUE(error_is(fails(g.get()), {.code = errc::bad_imatrix, .where = section::metadata}));
+        EXPECT_TRUE(error_is(fails(g.get()), {.code = minfer::quant::codes::bad_imatrix, .where = section::metadata}));
         imatrix_gguf h;
         const std::vector<std::uint32_t> v = {1, 2};
         h.w.set_array("imatrix.datasets", gg::value_type::u32, std::span<const std::uint32_t>(v));
         h.entry("a", 1, {1}, {1});
-        EXPECT_TRUE(error_is(fails(h.get()), {.code = errc::bad_imatrix, .where = section::metadata}));
+        EXPECT_TRUE(error_is(fails(h.get()), {.code = minfer::quant::codes::bad_imatrix, .where = section::metadata}));
     }
     const std::int64_t ne1[] = {1, 1};
     {  // a pair without its counts, or without its sums
         imatrix_gguf g;
         g.w.add_tensor("a.in_sum2", gg::tensor_type::f32, ne1, floats({1}));
-        EXPECT_TRUE(error_is(fails(g.get()), {.code = errc::bad_imatrix, .where = section::tensor_info, .subject = "a"}));
+        EXPECT_TRUE(error_is(fails(g.get()), {.code = minfer::quant::codes::bad_imatrix, .where = section::tensor_info, .subject = "a"}));
         imatrix_gguf h;
         h.w.add_tensor("b.counts", gg::tensor_type::f32, ne1, floats({1}));
-        EXPECT_TRUE(error_is(fails(h.get()), {.code = errc::bad_imatrix, .where = section::tensor_info, .subject = "b"}));
+        EXPECT_TRUE(error_is(fails(h.get()), {.code = minfer::quant::codes::bad_imatrix, .where = section::tensor_info, .subject = "b"}));
     }
     {  // not f32
         const std::vector<std::uint16_t> half = {0x3C00};
         imatrix_gguf g;
         g.w.add_tensor("a.in_sum2", gg::tensor_type::f16, ne1, std::as_bytes(std::span<const std::uint16_t>(half)));
         g.w.add_tensor("a.counts", gg::tensor_type::f32, ne1, floats({1}));
-        EXPECT_TRUE(error_is(fails(g.get()), {.code = errc::bad_imatrix, .where = section::tensor_info, .subject = "a"}));
+        EXPECT_TRUE(error_is(fails(g.get()), {.code = minfer::quant::codes::bad_imatrix, .where = section::tensor_info, .subject = "a"}));
         imatrix_gguf h;
         h.w.add_tensor("a.in_sum2", gg::tensor_type::f32, ne1, floats({1}));
         h.w.add_tensor("a.counts", gg::tensor_type::f16, ne1, std::as_bytes(std::span<const std::uint16_t>(half)));
-        EXPECT_TRUE(error_is(fails(h.get()), {.code = errc::bad_imatrix, .where = section::tensor_info, .subject = "a"}));
+        EXPECT_TRUE(error_is(fails(h.get()), {.code = minfer::quant::codes::bad_imatrix, .where = section::tensor_info, .subject = "a"}));
     }
     {  // in_sum2 of 3 dimensions
         imatrix_gguf g;
         const std::int64_t ne3[] = {1, 1, 2};
         g.w.add_tensor("a.in_sum2", gg::tensor_type::f32, ne3, floats({1, 1}));
         g.w.add_tensor("a.counts", gg::tensor_type::f32, ne1, floats({1}));
-        EXPECT_TRUE(error_is(fails(g.get()), {.code = errc::bad_imatrix, .where = section::tensor_info, .subject = "a"}));
+        EXPECT_TRUE(error_is(fails(g.get()), {.code = minfer::quant::codes::bad_imatrix, .where = section::tensor_info, .subject = "a"}));
     }
     {  // counts not one per matrix: fewer (llama-quantize would read past them) or more
         imatrix_gguf g;
@@ -436,11 +437,11 @@ TEST_F(Importance, GgufMalformed) {
         g.w.add_tensor("b.in_sum2", gg::tensor_type::f32, ne2, floats({1, 1}));
         g.w.add_tensor("b.counts", gg::tensor_type::f32, ne1, floats({1}));
         const auto e = fails(g.get());
-        EXPECT_TRUE(error_is(e, {.code = errc::bad_imatrix, .where = section::tensor_info, .subject = "b"}));
+        EXPECT_TRUE(error_is(e, {.code = minfer::quant::codes::bad_imatrix, .where = section::tensor_info, .subject = "b"}));
         imatrix_gguf h;
         h.w.add_tensor("b.in_sum2", gg::tensor_type::f32, ne1, floats({1}));
         h.w.add_tensor("b.counts", gg::tensor_type::f32, ne2, floats({1, 1}));
-        EXPECT_TRUE(error_is(fails(h.get()), {.code = errc::bad_imatrix, .where = section::tensor_info, .subject = "b"}));
+        EXPECT_TRUE(error_is(fails(h.get()), {.code = minfer::quant::codes::bad_imatrix, .where = section::tensor_info, .subject = "b"}));
     }
     {  // an empty in_sum2
         imatrix_gguf g;
@@ -449,18 +450,18 @@ TEST_F(Importance, GgufMalformed) {
         g.w.add_tensor("a.counts", gg::tensor_type::f32, ne1, floats({1}));
         auto b = g.w.to_bytes();
         if (b) {
-            EXPECT_TRUE(error_is(fails(*b), {.code = errc::bad_imatrix, .where = section::tensor_info, .subject = "a"}));
+            EXPECT_TRUE(error_is(fails(*b), {.code = minfer::quant::codes::bad_imatrix, .where = section::tensor_info, .subject = "a"}));
         }
     }
     {  // weights that are not finite: a NaN or Inf sum, and a finite sum over a tiny count
         imatrix_gguf g;
         g.entry("a", 2, {1, nan_f}, {1});
         auto e = fails(g.get());
-        EXPECT_TRUE(error_is(e, {.code = errc::bad_imatrix, .where = section::data, .subject = "a"}));
+        EXPECT_TRUE(error_is(e, {.code = minfer::quant::codes::bad_imatrix, .where = section::data, .subject = "a"}));
         imatrix_gguf h;
         h.entry("a", 1, {inf_f}, {0});  // count 0 gives 1 whatever the sum
         h.entry("b", 1, {1e30f}, {1e-30f});
-        EXPECT_TRUE(error_is(fails(h.get()), {.code = errc::bad_imatrix, .where = section::data, .subject = "b"}));
+        EXPECT_TRUE(error_is(fails(h.get()), {.code = minfer::quant::codes::bad_imatrix, .where = section::data, .subject = "b"}));
     }
 }
 
@@ -472,7 +473,7 @@ TEST_F(Importance, GgufNonFiniteOffsetIsTheSum) {
     ASSERT_TRUE(v);
     const gg::tensor_info* t = v->find_tensor("a.in_sum2");
     ASSERT_NE(t, nullptr);
-    EXPECT_TRUE(error_is(fails(b), {.code = errc::bad_imatrix, .where = section::data,
+    EXPECT_TRUE(error_is(fails(b), {.code = minfer::quant::codes::bad_imatrix, .where = section::data,
                                     .offset = v->data_offset() + t->offset + 8, .subject = "a"}));
 }
 

@@ -18,6 +18,7 @@
 
 #include "minfer/quant/dequantize.hpp"
 #include "minfer/quant/isa.hpp"
+#include "minfer/quant/errors.hpp"
 
 #if defined(__linux__)
 #include <unistd.h>
@@ -130,12 +131,12 @@ TEST(QuantErrors, Dequantize) {
     // Types that do not convert: q8_1, i64, a removed id, an unknown one.
     std::vector<float> d32(32, sentinel);
     const std::vector<std::uint8_t> q8_1_block(36, 0);
-    expect_error(q::dequantize(tensor_type::q8_1, as_bytes(q8_1_block), d32), {errc::type_not_convertible, 0, 9}, d32, "q8_1");
+    expect_error(q::dequantize(tensor_type::q8_1, as_bytes(q8_1_block), d32), {minfer::quant::codes::type_not_convertible, 0, 9}, d32, "q8_1");
     std::vector<float> d1(1, sentinel);
     const std::vector<std::uint8_t> i64_value(8, 1);
-    expect_error(q::dequantize(tensor_type::i64, as_bytes(i64_value), d1), {errc::type_not_convertible, 0, 27}, d1, "i64");
-    expect_error(q::dequantize(static_cast<tensor_type>(4), src.first(18), d32), {errc::type_not_convertible, 0, 4}, d32, "id 4");
-    expect_error(q::dequantize(static_cast<tensor_type>(99), src.first(18), d32), {errc::type_not_convertible, 0, 99}, d32, "id 99");
+    expect_error(q::dequantize(tensor_type::i64, as_bytes(i64_value), d1), {minfer::quant::codes::type_not_convertible, 0, 27}, d1, "i64");
+    expect_error(q::dequantize(static_cast<tensor_type>(4), src.first(18), d32), {minfer::quant::codes::type_not_convertible, 0, 4}, d32, "id 4");
+    expect_error(q::dequantize(static_cast<tensor_type>(99), src.first(18), d32), {minfer::quant::codes::type_not_convertible, 0, 99}, d32, "id 99");
     // Empty input: fine, nothing to do.
     std::vector<float> none;
     EXPECT_TRUE(q::dequantize(tensor_type::q4_0, src.first(0), none));
@@ -149,13 +150,13 @@ TEST(QuantErrors, DequantizeParallelAndWith) {
     std::vector<float> short_dst(63, sentinel);
     expect_error(q::dequantize_parallel(tensor_type::q4_0, src, short_dst, 2), {errc::not_block_multiple, 32, 63}, short_dst, "parallel, 63 values");
     std::vector<float> d32(32, sentinel);
-    expect_error(q::dequantize_parallel(tensor_type::q8_1, src.first(36), d32, 2), {errc::type_not_convertible, 0, 9}, d32, "parallel, q8_1");
+    expect_error(q::dequantize_parallel(tensor_type::q8_1, src.first(36), d32, 2), {minfer::quant::codes::type_not_convertible, 0, 9}, d32, "parallel, q8_1");
     expect_error(q::dequantize_with(q::isa::scalar, tensor_type::q4_0, src.first(17), d32), {errc::buffer_size_mismatch, 18, 17}, d32, "with, 17 bytes");
-    expect_error(q::dequantize_with(q::isa::scalar, static_cast<tensor_type>(99), src.first(18), d32), {errc::type_not_convertible, 0, 99}, d32, "with, id 99");
+    expect_error(q::dequantize_with(q::isa::scalar, static_cast<tensor_type>(99), src.first(18), d32), {minfer::quant::codes::type_not_convertible, 0, 99}, d32, "with, id 99");
     // Kernels this build or CPU lacks: an error, not a fallback.
     ASSERT_FALSE(q::isa_supported(q::isa::avx512));
-    expect_error(q::dequantize_with(q::isa::avx512, tensor_type::q4_0, src.first(18), d32), {errc::type_not_convertible, 0, 2}, d32, "with avx512");
-    expect_error(q::dequantize_with(q::isa::neon, tensor_type::q4_0, src.first(18), d32), {errc::type_not_convertible, 0, 2}, d32, "with neon");
+    expect_error(q::dequantize_with(q::isa::avx512, tensor_type::q4_0, src.first(18), d32), {minfer::quant::codes::type_not_convertible, 0, 2}, d32, "with avx512");
+    expect_error(q::dequantize_with(q::isa::neon, tensor_type::q4_0, src.first(18), d32), {minfer::quant::codes::type_not_convertible, 0, 2}, d32, "with neon");
 }
 
 TEST(QuantErrors, DequantizeRange) {
@@ -174,7 +175,7 @@ TEST(QuantErrors, DequantizeRange) {
     // The tensor's bytes not whole blocks (one byte short).
     expect_error(q::dequantize_range(tensor_type::q4_0, tensor.first(53), 0, d32), {errc::buffer_size_mismatch, 54, 53}, d32, "53 bytes");
     std::vector<float> d1(1, sentinel);
-    expect_error(q::dequantize_range(tensor_type::i64, tensor.first(8), 0, d1), {errc::type_not_convertible, 0, 27}, d1, "i64");
+    expect_error(q::dequantize_range(tensor_type::i64, tensor.first(8), 0, d1), {minfer::quant::codes::type_not_convertible, 0, 27}, d1, "i64");
     // At the end, nothing: fine.
     std::vector<float> none;
     EXPECT_TRUE(q::dequantize_range(tensor_type::q4_0, tensor, 96, none));

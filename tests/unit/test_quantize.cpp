@@ -15,6 +15,7 @@
 
 #include "minfer/quant/dequantize.hpp"
 #include "minfer/quant/quantize.hpp"
+#include "minfer/quant/errors.hpp"
 
 namespace {
 
@@ -122,7 +123,7 @@ TEST(Quantize, TypesNotQuantizable) {
         const auto t = static_cast<tensor_type>(id);
         EXPECT_FALSE(q::can_quantize(t)) << id;
         auto r = q::quantize_rows(t, src, 256, {}, dst);
-        expect_refused(r, errc::type_not_quantizable, dst, "type");
+        expect_refused(r, minfer::quant::codes::type_not_quantizable, dst, "type");
         EXPECT_EQ(r.error().found, id);
     }
     for (const bound& b : bounds()) EXPECT_TRUE(q::can_quantize(b.type)) << gguf::to_string(b.type);
@@ -135,7 +136,7 @@ TEST(Quantize, ImportanceRequired) {
         EXPECT_TRUE(q::requires_importance(t));
         std::vector<std::byte> out(q::bytes_for(t, 256), std::byte{0x5a});
         auto r = q::quantize_rows(t, src, 256, {}, out);
-        expect_refused(r, errc::importance_required, out, gguf::to_string(t).data());
+        expect_refused(r, minfer::quant::codes::importance_required, out, gguf::to_string(t).data());
         EXPECT_EQ(r.error().found, static_cast<std::uint32_t>(t));
     }
     for (const bound& b : bounds()) EXPECT_FALSE(q::requires_importance(b.type)) << gguf::to_string(b.type);

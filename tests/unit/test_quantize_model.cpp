@@ -26,6 +26,8 @@
 #include "minfer/quant/quantize.hpp"
 #include "minfer/toolbox/quantize.hpp"
 #include "minfer/toolbox/split_write.hpp"
+#include "minfer/gguf_write/errors.hpp"
+#include "minfer/quant/errors.hpp"
 #include "quantize_internal.hpp"
 
 namespace {
@@ -491,7 +493,7 @@ TEST(QuantizeModel, ImatrixEntryOfTheWrongSizeIsRefused) {
     rq.imatrix = d / "im.dat";
     auto r = tb::quantize(rq);
     ASSERT_FALSE(r.has_value());
-    EXPECT_TRUE(error_is(r.error(), {errc::imatrix_mismatch, gg::section::file, {}, 256, 128, "blk.0.attn_q.weight"}));
+    EXPECT_TRUE(error_is(r.error(), {minfer::quant::codes::imatrix_mismatch, gg::section::file, {}, 256, 128, "blk.0.attn_q.weight"}));
     EXPECT_FALSE(fs::exists(d / "out.gguf"));
 }
 
@@ -501,7 +503,7 @@ TEST(QuantizeModel, ImportanceRequiredWithoutImatrixButDryRunWarns) {
     auto rq = request(d / "in.gguf", d / "out.gguf", "IQ2_XXS");
     auto r = tb::quantize(rq);
     ASSERT_FALSE(r.has_value());
-    EXPECT_TRUE(error_is(r.error(), {errc::importance_required, gg::section::file, {}, {},
+    EXPECT_TRUE(error_is(r.error(), {minfer::quant::codes::importance_required, gg::section::file, {}, {},
                                      static_cast<std::uint64_t>(tt::iq2_xxs), "blk.0.attn_q.weight"}));
     rq.dry_run = true;
     auto dry = tb::quantize(rq);
@@ -514,7 +516,7 @@ TEST(QuantizeModel, ImportanceRequiredWithoutImatrixButDryRunWarns) {
     rq.imatrix = d / "im.dat";
     r = tb::quantize(rq);
     ASSERT_FALSE(r.has_value());
-    EXPECT_TRUE(error_is(r.error(), {errc::importance_required, gg::section::file, {}, {}, {}, "blk.0.attn_q.weight"}));
+    EXPECT_TRUE(error_is(r.error(), {minfer::quant::codes::importance_required, gg::section::file, {}, {}, {}, "blk.0.attn_q.weight"}));
     EXPECT_FALSE(fs::exists(d / "out.gguf"));
 }
 
@@ -527,7 +529,7 @@ TEST(QuantizeModel, RequantizingNeedsAllowRequantize) {
     auto rq = request(d / "in.gguf", d / "out.gguf", "Q4_0");
     auto r = tb::quantize(rq);
     ASSERT_FALSE(r.has_value());
-    EXPECT_TRUE(error_is(r.error(), {errc::requantize_refused, gg::section::file, {}, {},
+    EXPECT_TRUE(error_is(r.error(), {minfer::quant::codes::requantize_refused, gg::section::file, {}, {},
                                      static_cast<std::uint64_t>(tt::q8_0), "blk.0.attn_q.weight"}));
     rq.allow_requantize = true;
     auto rep = tb::quantize(rq);
@@ -642,7 +644,7 @@ TEST(QuantizeModel, OutputsThatMustNotBeWritten) {
     rq.output = d / "dir.gguf";
     r = tb::quantize(rq);
     ASSERT_FALSE(r.has_value());
-    EXPECT_EQ(r.error().code, errc::output_not_regular);
+    EXPECT_EQ(r.error().code, minfer::gguf_write::codes::output_not_regular);
 }
 
 TEST(QuantizeModel, NonFiniteWeightLeavesNoOutput) {
@@ -669,7 +671,7 @@ TEST(QuantizeModel, NonFiniteWeightLeavesNoOutput) {
     write_model(d / "in.gguf", ts);
     auto r = tb::quantize(request(d / "in.gguf", d / "out.gguf", "Q8_0"));
     ASSERT_FALSE(r.has_value());
-    EXPECT_TRUE(error_is(r.error(), {errc::non_finite_weight, gg::section::file, {}, {}, {}, last, 300}));
+    EXPECT_TRUE(error_is(r.error(), {minfer::quant::codes::non_finite_weight, gg::section::file, {}, {}, {}, last, 300}));
     EXPECT_EQ(files_in(d.path()), (std::vector<std::string>{"in.gguf", "probe.gguf"}));
 
     // A split run: parts 2..N are written before part 1 holds the NaN; all are removed again.
@@ -687,7 +689,7 @@ TEST(QuantizeModel, NonFiniteWeightLeavesNoOutput) {
     write_model(d / "in.gguf", ts2);
     r = tb::quantize(rq);
     ASSERT_FALSE(r.has_value());
-    EXPECT_TRUE(error_is(r.error(), {errc::non_finite_weight, gg::section::file, {}, {}, {}, first, 5}));
+    EXPECT_TRUE(error_is(r.error(), {minfer::quant::codes::non_finite_weight, gg::section::file, {}, {}, {}, first, 5}));
     EXPECT_EQ(files_in(d.path()), (std::vector<std::string>{"in.gguf", "probe.gguf"}));
 }
 

@@ -12,6 +12,7 @@
 #include "minfer/gguf_write/merge.hpp"
 #include "minfer/gguf_write/rewrite.hpp"
 #include "minfer/gguf_write/split_plan.hpp"
+#include "minfer/gguf_write/errors.hpp"
 
 using namespace minfer::gguf;
 using namespace minfer::test;
@@ -395,7 +396,7 @@ TEST(SplitPlan, TooManyParts) {
     o.no_tensor_first_split = true;
     auto r = split_plan::make(m, o);
     ASSERT_FALSE(r);
-    EXPECT_TRUE(error_is(r.error(), {errc::too_many_parts, section::file, {}, 65535, 65536}));
+    EXPECT_TRUE(error_is(r.error(), {minfer::gguf_write::codes::too_many_parts, section::file, {}, 65535, 65536}));
 }
 
 // ---- writing the parts ------------------------------------------------------------------------

@@ -60,8 +60,15 @@ private:
 /// Bytes of a key or tensor name kept in an error's subject.
 inline constexpr std::size_t max_subject_bytes = 256;
 
-/// Stable error codes. Numbers may grow at the end; existing ones never change meaning.
-enum class errc : std::uint8_t {
+/// Stable error codes, 16 bits: the high byte is the domain (the library that owns the code), the low
+/// byte the code within it. This enum lists the loader's own codes (domain 0) and the few that several
+/// libraries return without depending on one another; every other library declares its codes in its
+/// own header as constants of this type (minfer/gguf_write/errors.hpp: gguf_write::codes::journal_present,
+/// …), names and describes them in its own errors.cpp, and registers them (register_error_domain), so a
+/// library adds a code without touching this header. Domains: 0 loader, 1 gguf_write, 2 quant, 3 check,
+/// 4 remote, 5 estimate, 6 toolbox (see `domains`). Numbers never change meaning; gaps below are codes
+/// that moved to their library's header (their old numbers are not reused).
+enum class errc : std::uint16_t {
     ok = 0,
     // environment
     io_error,       ///< open/stat/mmap/read/write failed; sys_errno holds errno
@@ -123,68 +130,55 @@ enum class errc : std::uint8_t {
     // multi-part (added later)
     split_arch_mismatch,  ///< a later part's general.architecture differs from part 1's; subject = the key
     split_bad_name,       ///< split.count > 1 but the entry is not named <prefix>-00001-of-<N>.gguf; expected = N
-    // changing files (edit, split, merge: the writing library's codes, never returned by open)
-    bad_value_text,    ///< a value given as text does not parse as its type; subject = the key, detail = why
-    token_not_found,   ///< a special token's text is not in the vocabulary, or its id is not below the
-                       ///< vocabulary size; expected = vocabulary size, found = the id (text: 0)
-    no_room_in_place,  ///< an in-place edit's new header and tables do not fit before the data section;
-                       ///< expected = bytes available (the data offset), found = bytes needed
-    journal_present,   ///< an undo journal of an interrupted in-place edit lies beside the file; file = the journal
-    journal_invalid,   ///< an undo journal that does not belong to this file or is damaged; file = the journal
-    too_many_parts,    ///< a split would need more parts than split.count (u16) can number; expected = 65535
-    // values (minfer::quant: converting tensor bytes to numbers)
-    type_not_convertible,  ///< the type has no conversion to f32 (q8_1, i64, removed or unknown ids); found = the
-                           ///< type id, subject = the tensor when known
-    buffer_size_mismatch,  ///< an input or output buffer has the wrong size for the values asked for; expected =
-                           ///< the size needed, found = the size given, detail = which buffer ("input bytes", …)
-    // download checks (minfer::check: hashes and manifests; never returned by open)
-    hash_unavailable,    ///< the hash library refused to start a digest (OpenSSL's provider missing, …); subject =
-                         ///< the hash ("sha256"), detail = the library's reason
-    manifest_too_large,  ///< a hash manifest larger than the cap; expected = cap, found = its size; file = the manifest
-    manifest_bad_line,   ///< a manifest line of a known hash type whose hash is not that type's lowercase hex, or
-                         ///< which has no name; index = the line (1-based), subject = the type, detail = why
+    // shared by several libraries that do not depend on one another (never returned by open)
+    bad_value_text = 49,        ///< a value given as text does not parse as its type; subject = the key, detail = why
+                                ///< (the writers, quant's type plan, estimate, remote's URLs, the frontends)
+    buffer_size_mismatch = 56,  ///< an input or output buffer has the wrong size for the values asked for; expected
+                                ///< = the size needed, found = the size given, detail = which buffer ("input
+                                ///< bytes", …) (quant, gguf_write's writer)
     // reading a file's head from a byte source (remote files; file_view::parse_head, fetch_head)
-    head_incomplete,        ///< parse_head only: the head ends before the parse is decided; expected = the head
-                            ///< length needed to go on (a lower bound), found = the head's length
-    fetch_budget_exceeded,  ///< the head the parse needs is larger than the fetch budget; expected = the budget,
-                            ///< found = the bytes needed at least
-    http_status,            ///< a server answered with an unexpected HTTP status; found = the status, detail = why
-    range_ignored,          ///< a server answered a range request with the whole body (a 200), cut off at the
-                            ///< range asked; detail = what came (another range is bad_content_range)
-    bad_content_range,      ///< a 206 answer whose Content-Range is missing, malformed or disagrees with the file's
-                            ///< size or the body; detail = the header as received (escaped)
-    transfer_failed,        ///< the transfer failed: connection, timeout, a body shorter than announced, too many
-                            ///< redirects; detail = the transport's reason, found = its error number
-    // estimates (minfer::estimate: what llama.cpp allocates; never returned by open)
-    bad_hyperparameter,  ///< an architecture key llama.cpp cannot use (0 heads, KV heads that do not divide the
-                         ///< heads, a per-layer array of the wrong length, …); subject = the key, detail = why
+    head_incomplete = 60,        ///< parse_head only: the head ends before the parse is decided; expected = the head
+                                 ///< length needed to go on (a lower bound), found = the head's length
+    fetch_budget_exceeded = 61,  ///< the head the parse needs is larger than the fetch budget; expected = the
+                                 ///< budget, found = the bytes needed at least
+    http_status = 62,  ///< a server answered with an unexpected HTTP status; found = the status, detail = why (the
+                       ///< loader's split opener reads a 404 as a missing part)
+    transfer_failed = 65,  ///< the transfer failed: connection, timeout, a body shorter than announced, too many
+                           ///< redirects; detail = the transport's reason, found = its error number
+    // estimates and quant's type plan (neither depends on the other)
+    bad_hyperparameter = 66,  ///< an architecture key llama.cpp cannot use (0 heads, KV heads that do not divide
+                              ///< the heads, a per-layer array of the wrong length, …); subject = the key, detail = why
     // consumers of tensor bytes (check, compare, core, the writers): the verified-root rule
-    model_incomplete,  ///< a model opened from heads only (a remote model) given to a function that needs its
-                       ///< tensor bytes; expected = the file's size, found = the bytes held, file = the part
-    // outputs (every write of the toolbox, gguf_write's output_path.hpp)
-    output_not_regular,  ///< an output names a directory, FIFO, device, socket (or a link to one, or a dangling
-                         ///< link): never replaced, even with force; file = the path, found = st_mode & S_IFMT
-    // inputs the user names (read_capped: a chat template file, standard input)
-    input_too_large,  ///< a file or standard input larger than its cap; expected = the cap, found = its size when
-                      ///< known, else cap + 1; file = the input, detail = what it is read as ("a chat template")
-    // quantizing (minfer::quant's quantize_rows; appended here so that no earlier code is renumbered)
-    type_not_quantizable,  ///< quantize_rows: the type has no quantizer (q8_1, q8_K, integers, removed or unknown
-                           ///< ids, or a family not built); found = the type id
-    importance_required,   ///< quantize_rows: the type needs importance weights (iq2_xxs, iq2_xs, iq1_s) and none
-                           ///< were given; found = the type id
-    quantize_failed,       ///< quantize_rows: an input on which ggml's quantizer would assert (a codebook search
-                           ///< that finds no point); index = the row, found = the type id
-    // quantizing a model (minfer::quant's importance reader, toolbox::quantize)
-    bad_imatrix,           ///< an importance-matrix file that is malformed (a negative count or length, an
-                           ///< entry without its counts, a wrong type or shape, a non-finite weight); file = it,
-                           ///< offset = where, subject = the entry, detail = why
-    imatrix_mismatch,      ///< an importance entry whose size is not the tensor's (ne[0] x matrices); subject = the
-                           ///< tensor, expected = the tensor's count, found = the entry's
-    requantize_refused,    ///< quantizing a tensor that is already quantized, without allow_requantize (its values
-                           ///< would pass through a lossy format twice); subject = the tensor, found = its type id
-    non_finite_weight,     ///< quantizing a tensor holding a NaN or an infinity (llama-quantize's row validation
-                           ///< fails on it after the fact); subject = the tensor, index = the value's position
+    model_incomplete = 67,  ///< a model opened from heads only (a remote model) given to a function that needs its
+                            ///< tensor bytes; expected = the file's size, found = the bytes held, file = the part
+    // inputs the user names (read_capped: a chat template file, standard input, an imatrix)
+    input_too_large = 69,  ///< a file or standard input larger than its cap; expected = the cap, found = its size
+                           ///< when known, else cap + 1; file = the input, detail = what it is read as ("a chat
+                           ///< template")
 };
+
+/// The domain numbers (the high byte of an errc). A library's codes are `errc{domain << 8 | n}`, n >= 1.
+namespace domains {
+inline constexpr std::uint8_t loader = 0;
+inline constexpr std::uint8_t gguf_write = 1;
+inline constexpr std::uint8_t quant = 2;
+inline constexpr std::uint8_t check = 3;
+inline constexpr std::uint8_t remote = 4;
+inline constexpr std::uint8_t estimate = 5;
+inline constexpr std::uint8_t toolbox = 6;
+}  // namespace domains
+
+/// The library a code belongs to (its high byte) and its number within it (its low byte).
+constexpr std::uint8_t domain_of(errc code) noexcept {
+    return static_cast<std::uint8_t>(static_cast<std::uint16_t>(code) >> 8);
+}
+constexpr std::uint8_t number_in_domain(errc code) noexcept {
+    return static_cast<std::uint8_t>(static_cast<std::uint16_t>(code) & 0xFFu);
+}
+/// The code `number` of `domain`: how a library header spells its constants.
+constexpr errc make_code(std::uint8_t domain, std::uint8_t number) noexcept {
+    return static_cast<errc>(static_cast<std::uint16_t>((domain << 8) | number));
+}
 
 /// An out_of_memory error saying what was being done when the text can be stored, and only the
 /// code when it cannot: building it never throws, so a catch (std::bad_alloc) handler of a noexcept
@@ -192,13 +186,33 @@ enum class errc : std::uint8_t {
 struct error;
 error out_of_memory_error(std::string_view what = {}) noexcept;
 
-/// The last code of the list (update it when appending a code; tests walk 1..last_code).
-inline constexpr errc last_code = errc::non_finite_weight;
+/// The loader's last code (tests walk 1..last_code, skipping the numbers that moved to a library).
+inline constexpr errc last_code = errc::input_too_large;
+
+/// A library's codes as the loader sees them: its names and its descriptions. A library defines one
+/// (with static storage duration) in its errors.cpp and registers it from its errors.hpp, so that any
+/// program naming one of its codes has it registered before main.
+struct error_domain {
+    std::uint8_t id;               ///< the high byte of the library's codes (see `domains`)
+    std::string_view library;      ///< "remote", "gguf_write", …
+    /// The snake-case name of code number `code` of the domain; empty for a number it does not have.
+    std::string_view (*name)(std::uint8_t code) noexcept;
+    /// error::description() for the domain's codes; path_said: message() has said `file` already.
+    std::string (*describe)(const error& e, bool path_said);
+};
+
+/// Registers a library's codes (a fixed table of 256 atomic pointers: no allocation, no lock, never
+/// fails; registering again replaces). `domain` must outlive every use of the codes. Domain 0 is the
+/// loader's own and is ignored.
+void register_error_domain(const error_domain& domain) noexcept;
+/// The registered domain `id`, or nullptr.
+const error_domain* find_error_domain(std::uint8_t id) noexcept;
 
 /// The region of a GGUF file an error belongs to.
 enum class section : std::uint8_t { file, header, metadata, tensor_info, data, split, access };
 
-/// Snake-case id of a code ("offset_mismatch"), stable for tests, scripts and JSON.
+/// Snake-case id of a code ("offset_mismatch"), stable for tests, scripts and JSON; a library's code is
+/// named by its registered domain; "unknown" for a number no one names.
 std::string_view to_string(errc code) noexcept;
 /// "header", "metadata", "tensor_info", …
 std::string_view to_string(section where) noexcept;
