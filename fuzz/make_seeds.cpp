@@ -1,11 +1,15 @@
 // Writes the seed corpus with the project's writer: one folder per fuzz target.
 //   make_seeds <out-dir>   →  <out-dir>/parse/*.gguf, <out-dir>/access/*, <out-dir>/split/*,
-//                             <out-dir>/journal/*, <out-dir>/quant/*
+//                             <out-dir>/journal/*, <out-dir>/quant/*, <out-dir>/importance/*
 #include <array>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
+#include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "minfer/gguf_write/writer.hpp"
@@ -104,6 +108,76 @@ void quant_seeds(const fs::path& dir) {
         save(dir / (name + "-ones.bin"), ones, selector);
     }
 }
+
+// fuzz_importance's seeds: importance matrices in both of llama-imatrix's formats (GGUF: in_sum2
+// [ne0, n_mat] and counts [1, n_mat] per entry, with the three keys llama-quantize needs; legacy
+// .dat: i32 n_entries, per entry i32 len, name, i32 ncall, i32 nval, nval f32, then the optional
+// trailer i32 chunks, i32 len, dataset), then each cut short at a few places.
+std::vector<std::byte> imatrix_gguf(bool dataset_array) {
+    gguf::writer w;
+    w.set_string("general.type", "imatrix");
+    if (dataset_array) {
+        const std::array<std::string_view, 2> ds{"calibration.txt", "second.txt"};
+        w.set_strings("imatrix.datasets", std::span<const std::string_view>(ds));
+    } else {
+        w.set_string("imatrix.datasets", "one.txt");
+    }
+    w.set_u32("imatrix.chunk_count", 100).set_u32("imatrix.chunk_size", 512);
+    auto f32s = [](std::initializer_list<float> v) {
+        const auto* p = reinterpret_cast<const std::byte*>(v.begin());
+        return std::vector<std::byte>(p, p + v.size() * sizeof(float));
+    };
+    const std::array<std::int64_t, 2> q_ne{4, 1}, q_c{1, 1}, e_ne{4, 2}, e_c{1, 2};
+    w.add_tensor("blk.0.attn_q.weight.in_sum2", gguf::tensor_type::f32, q_ne, f32s({1, 2, 3, 4}));
+    w.add_tensor("blk.0.attn_q.weight.counts", gguf::tensor_type::f32, q_c, f32s({2}));
+    w.add_tensor("blk.0.attn_q.weight.in_sum", gguf::tensor_type::f32, q_ne, f32s({1, 1, 1, 1}));  // ignored
+    w.add_tensor("blk.0.ffn_down_exps.weight.in_sum2", gguf::tensor_type::f32, e_ne, f32s({1, 2, 3, 4, 5, 6, 7, 8}));
+    w.add_tensor("blk.0.ffn_down_exps.weight.counts", gguf::tensor_type::f32, e_c, f32s({3, 0}));  // an idle expert
+    return bytes_of(w);
+}
+
+std::vector<std::byte> imatrix_dat(bool trailer, bool repeat) {
+    std::vector<std::byte> b;
+    auto put = [&](const void* p, std::size_t n) {
+        const auto* c = static_cast<const std::byte*>(p);
+        b.insert(b.end(), c, c + n);
+    };
+    auto i32 = [&](std::int32_t v) { put(&v, 4); };
+    auto entry = [&](std::string_view name, std::int32_t ncall, std::initializer_list<float> sums) {
+        i32(static_cast<std::int32_t>(name.size()));
+        put(name.data(), name.size());
+        i32(ncall);
+        i32(static_cast<std::int32_t>(sums.size()));
+        put(sums.begin(), sums.size() * sizeof(float));
+    };
+    i32(repeat ? 3 : 2);
+    entry("blk.0.attn_k.weight", 4, {1, 2, 3, 4});
+    entry("output.weight", 0, {0.5f, 0.25f});  // ncall 0: the sums as they are
+    if (repeat) entry("blk.0.attn_k.weight", 2, {8, 9});  // replaces the first whole
+    if (trailer) {
+        i32(42);
+        const std::string_view ds = "wiki.train.raw";
+        i32(static_cast<std::int32_t>(ds.size()));
+        put(ds.data(), ds.size());
+    }
+    return b;
+}
+
+void importance_seeds(const fs::path& dir) {
+    const std::vector<std::pair<std::string, std::vector<std::byte>>> files{
+        {"gguf-datasets.gguf", imatrix_gguf(true)},
+        {"gguf-dataset-string.gguf", imatrix_gguf(false)},
+        {"legacy-trailer.dat", imatrix_dat(true, false)},
+        {"legacy-plain.dat", imatrix_dat(false, false)},
+        {"legacy-repeat.dat", imatrix_dat(true, true)},
+    };
+    for (const auto& [name, b] : files) {
+        save(dir / name, b);
+        for (const std::size_t cut : {std::size_t{3}, std::size_t{9}, b.size() / 2, b.size() - 1})
+            save(dir / (name + ".cut" + std::to_string(cut)),
+                 std::vector<std::byte>(b.begin(), b.begin() + static_cast<std::ptrdiff_t>(cut)));
+    }
+}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -112,7 +186,8 @@ int main(int argc, char** argv) {
         return 2;
     }
     const fs::path out(argv[1]);
-    for (const char* d : {"parse", "access", "split", "journal", "quant"}) fs::create_directories(out / d);
+    for (const char* d : {"parse", "access", "split", "journal", "quant", "importance"})
+        fs::create_directories(out / d);
     const std::vector<std::pair<std::string, std::vector<std::byte>>> files{
         {"empty", bytes_of(gguf::writer{})},
         {"values", bytes_of(all_values())},
@@ -141,6 +216,7 @@ int main(int argc, char** argv) {
         save(out / "journal" / "short.bin", std::vector<std::byte>(12), std::string_view("\1", 1));
     }
     quant_seeds(out / "quant");
+    importance_seeds(out / "importance");
     std::printf("make_seeds: wrote %zu files per target to %s\n", files.size(), out.c_str());
     return 0;
 }

@@ -26,7 +26,13 @@ gguf::error bad_override(std::string_view text, const char* why) {
 
 gguf::result<kv_override> parse_kv_override(std::string_view text) {
     // llama.cpp's string_parse_kv_override, stricter where it reads garbage as 0 (atol, atof): a
-    // value that does not parse whole is refused rather than written as something else.
+    // value that does not parse whole is refused rather than written as something else. One '+' may
+    // lead (from_chars takes none); a sign after it is garbage to atol ("+-5" is 0), refused here.
+    auto unsigned_after_plus = [](std::string_view& digits) {
+        if (!digits.starts_with('+')) return true;
+        digits.remove_prefix(1);
+        return !digits.starts_with('-') && !digits.starts_with('+');
+    };
     const std::size_t sep = text.find('=');
     if (sep == std::string_view::npos) return gguf::unexpected(bad_override(text, "expected KEY=TYPE:VALUE"));
     if (sep == 0) return gguf::unexpected(bad_override(text, "the key is empty"));
@@ -43,16 +49,16 @@ gguf::result<kv_override> parse_kv_override(std::string_view text) {
     if (take("int:")) {
         o.type = kv_override::kind::int_;
         std::string_view digits = v;
-        if (digits.starts_with('+')) digits.remove_prefix(1);
+        const bool sign_ok = unsigned_after_plus(digits);
         const auto [p, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), o.int_value);
-        if (digits.empty() || ec != std::errc() || p != digits.data() + digits.size())
+        if (!sign_ok || digits.empty() || ec != std::errc() || p != digits.data() + digits.size())
             return gguf::unexpected(bad_override(text, "the value is not a 64-bit integer"));
     } else if (take("float:")) {
         o.type = kv_override::kind::float_;
         std::string_view digits = v;
-        if (digits.starts_with('+')) digits.remove_prefix(1);
+        const bool sign_ok = unsigned_after_plus(digits);
         const auto [p, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), o.float_value);
-        if (digits.empty() || ec != std::errc() || p != digits.data() + digits.size())
+        if (!sign_ok || digits.empty() || ec != std::errc() || p != digits.data() + digits.size())
             return gguf::unexpected(bad_override(text, "the value is not a number"));
     } else if (take("bool:")) {
         o.type = kv_override::kind::bool_;

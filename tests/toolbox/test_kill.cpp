@@ -1,5 +1,6 @@
 // SIGKILL mid-write: edit, split and merge on a 300 MiB model (real bytes, no holes: copying takes a
-// while), killed after delays from "at once" to "after it would have finished". Whatever the moment,
+// while), and quantize (one file and a split set) on an 8 MiB f32 model at one thread (converting
+// takes a while), killed after delays from "at once" to "after it would have finished". Whatever the moment,
 // each final output name holds nothing or its complete output (the same bytes as an uninterrupted
 // run), the input is unchanged, and nothing else is left beside the output: the commands write
 // through O_TMPFILE, which vanishes with the process. The one documented name is atomic_file's
@@ -11,11 +12,13 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <array>
 #include <chrono>
 #include <cstdlib>
 #include <iostream>
 #include <random>
 #include <regex>
+#include <span>
 #include <thread>
 
 #include "minfer/gguf_write/writer.hpp"
@@ -203,6 +206,40 @@ void kill_at_various_moments(const command& cmd, const fs::path& out_dir) {
               << std::chrono::duration_cast<std::chrono::milliseconds>(duration).count() << " ms)\n";
 }
 
+// quantize's input: 8 f32 matrices of 1024 rows of 256 values (8 MiB), llama-shaped names, finite
+// values (a NaN would stop the quantization before any kill), made when first needed.
+struct quantize_input {
+    static constexpr int n_layers = 8;
+    temp_dir dir{"kill_quantize_input"};
+    fs::path path = dir / "model-f32.gguf";
+    std::string error;
+    quantize_input() {
+        gguf::writer w;
+        w.set_string("general.architecture", "llama");
+        w.set_string("general.name", "killed quantize");
+        w.set_u32("llama.block_count", n_layers);
+        const std::array<std::int64_t, 2> ne{256, 1024};
+        std::uint32_t x = 0x2545f491u;
+        for (int i = 0; i < n_layers; ++i) {
+            std::vector<float> v(256 * 1024);
+            for (float& f : v) {
+                x ^= x << 13;
+                x ^= x >> 17;
+                x ^= x << 5;
+                f = static_cast<float>(x >> 8) / 8388608.0f - 1.0f;  // [-1, 1)
+            }
+            w.add_tensor("blk." + std::to_string(i) + ".ffn_up.weight", gguf::tensor_type::f32, ne,
+                         std::as_bytes(std::span<const float>(v)));
+        }
+        if (auto r = w.write(path); !r) error = "write " + path.string() + ": " + r.error().message();
+    }
+};
+
+const quantize_input& quantize_model() {
+    static const quantize_input q;
+    return q;
+}
+
 TEST(KilledMidWrite, Edit) {
     ASSERT_EQ(single_input().error, "");
     temp_dir out("kill_edit");
@@ -229,6 +266,27 @@ TEST(KilledMidWrite, Merge) {
     temp_dir out("kill_merge");
     const fs::path o = out / "merged.gguf";
     kill_at_various_moments({{"merge", split_input().path.string(), o.string(), "--quiet"}, {o}, split_input().files},
+                            out.path());
+}
+
+TEST(KilledMidWrite, Quantize) {
+    ASSERT_EQ(quantize_model().error, "");
+    temp_dir out("kill_quantize");
+    const fs::path o = out / "model-Q4_K.gguf";
+    kill_at_various_moments({{"quantize", quantize_model().path.string(), o.string(), "Q4_K", "1", "--quiet"},
+                             {o},
+                             {quantize_model().path}},
+                            out.path());
+}
+
+TEST(KilledMidWrite, QuantizeSplit) {
+    ASSERT_EQ(quantize_model().error, "");
+    temp_dir out("kill_quantize_split");
+    // 8 tensors, 3 a part: 3 parts, named after the output without .gguf.
+    kill_at_various_moments({{"quantize", quantize_model().path.string(), (out / "model-Q4_K.gguf").string(), "Q4_K",
+                              "1", "--split-max-tensors", "3", "--quiet"},
+                             part_paths(out / "model-Q4_K", 3),
+                             {quantize_model().path}},
                             out.path());
 }
 

@@ -1,5 +1,5 @@
-// A full disk: edit, split and merge writing to a 256 KiB tmpfs from an input on the normal disk
-// larger than that, and an in-place edit whose undo journal cannot be written. Each must exit 3
+// A full disk: edit, split, merge and quantize writing to a 256 KiB tmpfs from an input on the normal
+// disk whose output is larger than that, and an in-place edit whose undo journal cannot be written. Each must exit 3
 // (I/O), say on stderr that the disk is full, leave the output directory as it was (no output, no
 // temporary, no earlier split part) and the input unchanged. Needs root (to mount the tmpfs): skipped
 // otherwise, with the reason.
@@ -9,6 +9,8 @@
 #include <array>
 #include <cctype>
 #include <fstream>
+#include <span>
+#include <stdexcept>
 
 #include "minfer/gguf_write/writer.hpp"
 #include "toolbox_support.hpp"
@@ -194,6 +196,68 @@ TEST(OutOfSpace, InPlaceEditCannotWriteItsJournal) {
     EXPECT_EQ(list_dir(t.path()), before) << "left behind: " << joined(list_dir(t.path()));
     EXPECT_EQ(checksum(model), sum) << "the model changed";
     EXPECT_EQ(file_problem(model), "");
+}
+
+// quantize's input: 8 f32 matrices [256, 256] (256 KiB each, 2 MiB) with finite values, llama-shaped
+// names. As Q8_0 each is 68 KiB (34 bytes per 32 values): 544 KiB in all, twice the tmpfs.
+void write_quantize_model(const fs::path& path) {
+    gguf::writer w;
+    w.set_string("general.architecture", "llama");
+    w.set_string("general.name", "full-disk");
+    w.set_u32("llama.block_count", 8);
+    const std::array<std::int64_t, 2> ne{256, 256};
+    std::uint32_t x = 0x9e3779b9u;
+    for (int i = 0; i < 8; ++i) {
+        std::vector<float> v(256 * 256);
+        for (float& f : v) {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            f = static_cast<float>(x >> 8) / 8388608.0f - 1.0f;  // [-1, 1): a NaN would stop it before the disk
+        }
+        w.add_tensor(std::string("blk.").append(std::to_string(i)).append(".ffn_up.weight"), gguf::tensor_type::f32, ne,
+                     std::as_bytes(std::span<const float>(v)));
+    }
+    auto r = w.write(path);
+    if (!r) throw std::runtime_error("write " + path.string() + ": " + r.error().message());
+}
+
+TEST(OutOfSpace, QuantizeToAFullDisk) {
+    MINFER_REQUIRE_TMPFS(t);
+    const fs::path in = t.disk() / "in.gguf";
+    write_quantize_model(in);
+    const std::uint64_t sum = checksum(in);
+    std::ofstream(t.path() / "keep.txt") << "was here\n";
+    const auto before = list_dir(t.path());
+
+    const fs::path out = t.path() / "out-Q8_0.gguf";
+    const run_result r = run({"quantize", in.string(), out.string(), "Q8_0", "1", "--quiet"});
+    EXPECT_EQ(r.rc, 3) << r.err;
+    expect_says_disk_full(r.err);
+    EXPECT_NE(r.err.find(out.string()), std::string::npos) << "stderr does not name the output:\n" << r.err;
+    EXPECT_EQ(list_dir(t.path()), before) << "left behind: " << joined(list_dir(t.path()));
+    EXPECT_EQ(checksum(in), sum) << "the input changed";
+}
+
+TEST(OutOfSpace, QuantizeSplitToAFullDiskRemovesTheEarlierParts) {
+    MINFER_REQUIRE_TMPFS(t);
+    const fs::path in = t.disk() / "in.gguf";
+    write_quantize_model(in);
+    const std::uint64_t sum = checksum(in);
+    std::ofstream(t.path() / "keep.txt") << "was here\n";
+    const auto before = list_dir(t.path());
+
+    // 2 tensors (136 KiB) a part, 4 parts written 2, 3, 4, then 1: part 2 fits in 256 KiB, part 3 does not.
+    const fs::path out = t.path() / "out-Q8_0.gguf";
+    const run_result r =
+        run({"quantize", in.string(), out.string(), "Q8_0", "1", "--split-max-tensors", "2", "--quiet"});
+    EXPECT_EQ(r.rc, 3) << r.err;
+    expect_says_disk_full(r.err);
+    const fs::path part3 = gguf::split_file_name((t.path() / "out-Q8_0").string(), 2, 4);
+    EXPECT_NE(r.err.find(part3.string()), std::string::npos) << "stderr does not name the part it could not write:\n"
+                                                             << r.err;
+    EXPECT_EQ(list_dir(t.path()), before) << "left behind: " << joined(list_dir(t.path()));
+    EXPECT_EQ(checksum(in), sum) << "the input changed";
 }
 
 }  // namespace

@@ -333,6 +333,18 @@ TEST(QuantizeModel, ParseKvOverride) {
         EXPECT_EQ(r.error().code, errc::bad_value_text) << bad;
     }
     EXPECT_TRUE(tb::parse_kv_override("k=str:" + std::string(127, 'a')).has_value());
+    // One leading '+' is a sign; a second sign after it is not a number (atol reads "+-5" as 0):
+    // refused, not read as -5 (found by fuzz_quantize_args).
+    const auto plus_int = tb::parse_kv_override("k=int:+5");
+    ASSERT_TRUE(plus_int.has_value());
+    EXPECT_EQ(plus_int->int_value, 5);
+    const auto plus_float = tb::parse_kv_override("k=float:+0.5");
+    ASSERT_TRUE(plus_float.has_value());
+    EXPECT_EQ(plus_float->float_value, 0.5);
+    for (const char* bad : {"k=int:+-5", "k=int:++5", "k=float:+-0.5", "k=float:++1", "k=float:+-inf"}) {
+        auto r = tb::parse_kv_override(bad);
+        EXPECT_FALSE(r.has_value()) << bad << " read as " << (r ? r->int_value : 0) << " / " << (r ? r->float_value : 0);
+    }
 }
 
 TEST(QuantizeModel, SameBytesWithOneAndTwoThreads) {
