@@ -37,29 +37,11 @@ namespace {
 namespace lr = minfer::llama_ref;
 namespace q = minfer::quant;
 
-// llama.h: struct llama_model_imatrix_data { const char* name; const float* data; size_t size; }.
-struct imatrix_data {
-    const char* name;
-    const float* data;
-    std::size_t size;
-};
-
-// llama.h: struct llama_model_kv_override { enum llama_model_kv_override_type tag; char key[128];
-// union { int64_t val_i64; double val_f64; bool val_bool; char val_str[128]; }; } (264 bytes; the
-// union 8-aligned at 136). The list ends with an entry whose key is "".
-struct kv_override {
-    std::int32_t tag;
-    char key[128];
-    union {
-        std::int64_t val_i64;
-        double val_f64;
-        bool val_bool;
-        char val_str[128];
-    };
-};
-static_assert(sizeof(kv_override) == 264 && offsetof(kv_override, val_i64) == 136);
-constexpr std::int32_t kv_int = 0;  // LLAMA_KV_OVERRIDE_TYPE_INT
-constexpr std::int32_t kv_str = 3;  // LLAMA_KV_OVERRIDE_TYPE_STR
+// The structs of llama.h as the llama_ref binding declares them (layouts checked there).
+using imatrix_data = lr::llama_model_imatrix_data;
+using kv_override = lr::llama_model_kv_override;
+constexpr std::int32_t kv_int = lr::kv_override_int;
+constexpr std::int32_t kv_str = lr::kv_override_str;
 
 kv_override kv_of_int(const char* key, std::int64_t v) {
     kv_override o{};
