@@ -362,8 +362,12 @@ std::string hex_bytes(const std::string& s, std::size_t at, std::size_t n) {
 }
 
 std::string describe_kv(const gguf::kv& k) {
-    std::string s = "'" + std::string(k.key) + "' " + std::string(gguf::to_string(k.type));
-    if (k.is_array()) s += "[" + std::string(gguf::to_string(k.element_type)) + " x " + std::to_string(k.count) + "]";
+    // Appended piece by piece: GCC 12 at -O3 warns (-Werror=restrict) on `"lit" + std::string(...)`.
+    std::string s = "'";
+    s.append(k.key).append("' ").append(gguf::to_string(k.type));
+    if (k.is_array()) {
+        s.append("[").append(gguf::to_string(k.element_type)).append(" x ").append(std::to_string(k.count)).append("]");
+    }
     return s;
 }
 
