@@ -196,6 +196,10 @@ inline float fit_symmetric(int n, int nmax, const float* x, std::int8_t* L, cons
 float fit_with_min(int n, int nmax, const float* x, const float* weights, std::uint8_t* L, float* the_min,
                    std::uint8_t* Laux, float rmin, float rdelta, int nstep, bool use_mad);
 
+/// ggml's make_q3_quants with do_rmse (quantize_k.cpp; q3_K without importance weights): levels
+/// [-nmax, nmax-1] weighted by x^2, refined one value at a time. Writes L[i] = level + nmax.
+float fit_q3(int n, int nmax, const float* x, std::int8_t* L);
+
 // The two files of the family (quantize_basic.cpp picks from them).
 row_quantizer legacy_quantizer(gguf::tensor_type type) noexcept;  // quantize_legacy.cpp
 row_quantizer k_quantizer(gguf::tensor_type type) noexcept;       // quantize_k.cpp

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "minfer/quant/isa.hpp"
 #include "quantize_basic.hpp"
 
 namespace minfer::quant::detail::qb {
@@ -155,8 +156,6 @@ float fit_positive(int n, int nmax, const float* x, std::uint8_t* L, const float
     return suml2 > 0.0f ? sumlx / suml2 : 0.0f;
 }
 
-namespace {
-
 /// ggml's make_q3_quants with do_rmse (q3_K without importance): levels [-nmax, nmax-1] weighted by
 /// x^2, then up to five passes that move single values to the level that most improves the fit.
 float fit_q3(int n, int nmax, const float* x, std::int8_t* L) {
@@ -209,6 +208,8 @@ float fit_q3(int n, int nmax, const float* x, std::int8_t* L) {
     return suml2 > 0.0f ? sumlx / suml2 : 0.0f;
 }
 
+namespace {
+
 
 /// The 2-bit levels of 256 values, four per byte: value j + 32r of each 128 in bits 2r.
 void pack_2bit(const std::uint8_t* L, std::uint8_t* qs) {
@@ -222,6 +223,24 @@ float sum_squares(const float* x, int n) {
     float s = 0;
     for (int j = 0; j < n; ++j) s += x[j] * x[j];
     return s;
+}
+
+/// The lanes version of fit_with_min when the AVX2 kernels are the active set, else nullptr.
+fit_with_min_x8_fn fit_lanes() noexcept {
+    return active_isa() == isa::avx2 ? avx2_fit_with_min_x8() : nullptr;
+}
+
+/// fit_with_min on 8 consecutive sub-blocks of n values (mins and scales: 8 each): in AVX2 lanes when
+/// `lanes` is given, else one after the other. The same bits either way (avx2_fit.cpp).
+void fit_eight(fit_with_min_x8_fn lanes, int n, int nmax, const float* x, const float* weights, std::uint8_t* L,
+               float* mins, float* scales, float rmin, float rdelta, int nstep, bool use_mad) {
+    if (lanes != nullptr) {
+        lanes(n, nmax, x, weights, L, mins, scales, rmin, rdelta, nstep, use_mad);
+        return;
+    }
+    std::uint8_t Laux[32];
+    for (int j = 0; j < 8; ++j)
+        scales[j] = fit_with_min(n, nmax, x + n * j, weights + n * j, L + n * j, &mins[j], Laux, rmin, rdelta, nstep, use_mad);
 }
 
 // ---- q2_K: scales [16], qs [64], d f16, dmin f16 ----
@@ -239,12 +258,14 @@ void q2_k_requantize(const float* x, std::uint8_t* y, std::uint8_t* L) {
 }
 
 void q2_k_block(const float* x, std::uint8_t* y) {
-    std::uint8_t L[qk], Laux[16];
-    float weights[16], mins[16], scales[16];
+    std::uint8_t L[qk];
+    float weights[qk], mins[16], scales[16];
+    for (int i = 0; i < qk; ++i) weights[i] = std::fabs(x[i]);
+    const fit_with_min_x8_fn lanes = fit_lanes();
+    for (int j = 0; j < 16; j += 8)
+        fit_eight(lanes, 16, 3, x + 16 * j, weights + 16 * j, L + 16 * j, mins + j, scales + j, -0.5f, 0.1f, 15, true);
     float max_scale = 0, max_min = 0;
     for (int j = 0; j < 16; ++j) {
-        for (int l = 0; l < 16; ++l) weights[l] = std::fabs(x[16 * j + l]);
-        scales[j] = fit_with_min(16, 3, x + 16 * j, weights, L + 16 * j, &mins[j], Laux, -0.5f, 0.1f, 15, true);
         if (scales[j] > max_scale) max_scale = scales[j];
         if (mins[j] > max_min) max_min = mins[j];
     }
@@ -267,16 +288,19 @@ void q2_k_block(const float* x, std::uint8_t* y) {
 }
 
 void q2_k_weighted(const float* x, std::uint8_t* y, std::int64_t n, const float* qw) {
-    std::uint8_t L[qk], Laux[16], Ls[16], Lm[16];
-    float mins[16], scales[16], sw[16], weight[16];
+    std::uint8_t L[qk], Ls[16], Lm[16];
+    float mins[16], scales[16], sw[16], weight[qk];
+    const fit_with_min_x8_fn lanes = fit_lanes();
     for (std::int64_t b = 0; b < n / qk; ++b, x += qk, qw += qk, y += 84) {
         const float sigma2 = sum_squares(x, qk) / qk;
         for (int j = 0; j < 16; ++j) {
-            for (int l = 0; l < 16; ++l) weight[l] = qw[16 * j + l] * std::sqrt(sigma2 + x[16 * j + l] * x[16 * j + l]);
+            float* w = weight + 16 * j;
+            for (int l = 0; l < 16; ++l) w[l] = qw[16 * j + l] * std::sqrt(sigma2 + x[16 * j + l] * x[16 * j + l]);
             sw[j] = 0;
-            for (int l = 0; l < 16; ++l) sw[j] += weight[l];
-            scales[j] = fit_with_min(16, 3, x + 16 * j, weight, L + 16 * j, &mins[j], Laux, -0.9f, 0.05f, 36, false);
+            for (int l = 0; l < 16; ++l) sw[j] += w[l];
         }
+        for (int j = 0; j < 16; j += 8)
+            fit_eight(lanes, 16, 3, x + 16 * j, weight + 16 * j, L + 16 * j, mins + j, scales + j, -0.9f, 0.05f, 36, false);
         store_f16(y + 80, fit_positive(16, 15, scales, Ls, sw));
         store_f16(y + 82, fit_positive(16, 15, mins, Lm, sw));
         for (int j = 0; j < 16; ++j) y[j] = static_cast<std::uint8_t>(Ls[j] | (Lm[j] << 4));
@@ -324,8 +348,13 @@ void q3_k_block(const float* x, std::uint8_t* y) {
     std::int8_t L[qk];
     float scales[16];
     float max_scale = 0, amax = 0;
+    if (const fit_q3_x8_fn lanes = active_isa() == isa::avx2 ? avx2_fit_q3_x8() : nullptr; lanes != nullptr) {
+        lanes(16, 4, x, L, scales);
+        lanes(16, 4, x + 128, L + 128, scales + 8);
+    } else {
+        for (int j = 0; j < 16; ++j) scales[j] = fit_q3(16, 4, x + 16 * j, L + 16 * j);
+    }
     for (int j = 0; j < 16; ++j) {
-        scales[j] = fit_q3(16, 4, x + 16 * j, L + 16 * j);
         const float scale = std::fabs(scales[j]);
         if (scale > amax) {
             amax = scale;
@@ -436,13 +465,14 @@ void q5_k_pack(const std::uint8_t* L, std::uint8_t* qh, std::uint8_t* ql) {
 /// The unweighted k4 scale search (q4_K: nmax 15, q5_K: 31): each 32-value sub-block is fitted
 /// with weights rms + |x|, then scales and mins become 6-bit multiples of their maxima / 63.
 void k4_ref_scales(const float* x, std::uint8_t* y, std::uint8_t* L, int nmax, float rmin, int nstep) {
-    std::uint8_t Laux[32];
-    float weights[32], mins[8], scales[8];
-    float max_scale = 0, max_min = 0;
+    float weights[qk], mins[8], scales[8];
     for (int j = 0; j < 8; ++j) {
         const float av_x = std::sqrt(sum_squares(x + 32 * j, 32) / 32);
-        for (int l = 0; l < 32; ++l) weights[l] = av_x + std::fabs(x[32 * j + l]);
-        scales[j] = fit_with_min(32, nmax, x + 32 * j, weights, L + 32 * j, &mins[j], Laux, rmin, 0.1f, nstep, false);
+        for (int l = 0; l < 32; ++l) weights[32 * j + l] = av_x + std::fabs(x[32 * j + l]);
+    }
+    fit_eight(fit_lanes(), 32, nmax, x, weights, L, mins, scales, rmin, 0.1f, nstep, false);
+    float max_scale = 0, max_min = 0;
+    for (int j = 0; j < 8; ++j) {
         if (scales[j] > max_scale) max_scale = scales[j];
         if (mins[j] > max_min) max_min = mins[j];
     }
@@ -464,16 +494,17 @@ void k4_ref_scales(const float* x, std::uint8_t* y, std::uint8_t* L, int nmax, f
 /// + x^2), then scales and mins each fitted by make_qp_quants. ggml clamps the 6-bit values to 63
 /// for q5_K but not for q4_K; `clamp63` keeps that difference.
 void k4_weighted_scales(const float* x, const float* qw, std::uint8_t* y, std::uint8_t* L, int nmax, bool clamp63) {
-    std::uint8_t Laux[32], Ls[8], Lm[8];
-    float weights[32], sw[8], mins[8], scales[8];
+    std::uint8_t Ls[8], Lm[8];
+    float weights[qk], sw[8], mins[8], scales[8];
     const float sigma2 = 2 * sum_squares(x, qk) / qk;
     for (int j = 0; j < 8; ++j) {
-        for (int l = 0; l < 32; ++l) weights[l] = qw[32 * j + l] * std::sqrt(sigma2 + x[32 * j + l] * x[32 * j + l]);
+        float* w = weights + 32 * j;
+        for (int l = 0; l < 32; ++l) w[l] = qw[32 * j + l] * std::sqrt(sigma2 + x[32 * j + l] * x[32 * j + l]);
         float sumw = 0;
-        for (int l = 0; l < 32; ++l) sumw += weights[l];
+        for (int l = 0; l < 32; ++l) sumw += w[l];
         sw[j] = sumw;
-        scales[j] = fit_with_min(32, nmax, x + 32 * j, weights, L + 32 * j, &mins[j], Laux, -0.9f, 0.05f, 36, false);
     }
+    fit_eight(fit_lanes(), 32, nmax, x, weights, L, mins, scales, -0.9f, 0.05f, 36, false);
     const float d_block = fit_positive(8, 63, scales, Ls, sw);
     const float m_block = fit_positive(8, 63, mins, Lm, sw);
     for (int j = 0; j < 8; ++j) {
@@ -525,9 +556,18 @@ void q6_k_one(const float* x, std::uint8_t* y, const float* qw) {
     std::int8_t L[qk];
     float scales[16];
     float max_scale = 0, max_abs_scale = 0;
+    const fit_symmetric_x8_fn lanes = active_isa() == isa::avx2 ? avx2_fit_symmetric_x8() : nullptr;
+    for (int ib = 0; ib < 16; ib += 8) {
+        const float* w = qw != nullptr ? qw + 16 * ib : nullptr;
+        if (lanes != nullptr) {
+            lanes(16, 32, x + 16 * ib, L + 16 * ib, w, scales + ib);
+            continue;
+        }
+        for (int k = 0; k < 8; ++k)
+            scales[ib + k] = fit_symmetric(16, 32, x + 16 * (ib + k), L + 16 * (ib + k), w != nullptr ? w + 16 * k : nullptr);
+    }
     for (int ib = 0; ib < 16; ++ib) {
-        const float scale = fit_symmetric(16, 32, x + 16 * ib, L + 16 * ib, qw != nullptr ? qw + 16 * ib : nullptr);
-        scales[ib] = scale;
+        const float scale = scales[ib];
         const float abs_scale = std::fabs(scale);
         if (abs_scale > max_abs_scale) {
             max_abs_scale = abs_scale;

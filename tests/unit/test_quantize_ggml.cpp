@@ -20,6 +20,7 @@
 
 #include "llama_ref/llama_ref.hpp"
 #include "minfer/quant/dequantize.hpp"
+#include "minfer/quant/isa.hpp"
 #include "minfer/quant/quantize.hpp"
 
 namespace {
@@ -153,8 +154,8 @@ std::vector<std::uint8_t> ggml_bytes(const lr::llama_lib& lib, tensor_type t, co
     return out;
 }
 
-std::vector<std::uint8_t> our_bytes(tensor_type t, const std::vector<float>& src, std::int64_t n_per_row,
-                                    const std::vector<float>& imp, unsigned threads = 1) {
+std::vector<std::uint8_t> bytes_with_active_isa(tensor_type t, const std::vector<float>& src, std::int64_t n_per_row,
+                                                 const std::vector<float>& imp, unsigned threads) {
     std::vector<std::byte> out(q::bytes_for(t, src.size()), std::byte{0xab});
     auto r = threads == 1 ? q::quantize_rows(t, src, n_per_row, imp, out)
                           : q::quantize_rows_parallel(t, src, n_per_row, imp, out, threads);
@@ -162,6 +163,23 @@ std::vector<std::uint8_t> our_bytes(tensor_type t, const std::vector<float>& src
     std::vector<std::uint8_t> bytes(out.size());
     std::memcpy(bytes.data(), out.data(), out.size());
     return bytes;
+}
+
+// Our bytes with the scalar searches, after checking that every other instruction set this CPU has
+// (the k-quants' AVX2 lanes) gives the same bytes: so each set is compared with ggml, whichever
+// MINFER_QUANT_ISA chose.
+std::vector<std::uint8_t> our_bytes(tensor_type t, const std::vector<float>& src, std::int64_t n_per_row,
+                                    const std::vector<float>& imp, unsigned threads = 1) {
+    const q::isa before = q::active_isa();
+    EXPECT_TRUE(q::select_isa(q::isa::scalar));
+    std::vector<std::uint8_t> scalar = bytes_with_active_isa(t, src, n_per_row, imp, threads);
+    for (q::isa i : {q::isa::avx2, q::isa::avx512, q::isa::neon}) {
+        if (!q::select_isa(i)) continue;
+        const std::string diff = first_difference(t, bytes_with_active_isa(t, src, n_per_row, imp, threads), scalar, n_per_row);
+        EXPECT_EQ(diff, "") << gguf::to_string(t) << ": isa " << q::to_string(i) << " against scalar (\"ggml\" is scalar)";
+    }
+    q::select_isa(before);
+    return scalar;
 }
 
 // The library's idea of the type must be ours (block size and bytes) before bytes are compared.

@@ -1,0 +1,315 @@
+// ggml's make_qkx2_quants (quantize_k.cpp's fit_with_min, the search of q2_K, q4_K and q5_K) and
+// make_qx_quants (qb::fit_symmetric, q6_K's) and make_q3_quants (qb::fit_q3, q3_K's) on 8 sub-blocks at once, one sub-block per AVX2 lane (compiled with -mavx2 -mf16c -mbmi2; see kernels.hpp for the rules of this file).
+//
+// Why lanes and not a faster search: the bytes must be ggml's, and ggml's search is a chain of
+// in-order float sums (21 to 37 trial scales, each summed over the sub-block's 16 or 32 values), so
+// no sum may be reordered or split. The sub-blocks of a super-block are independent, though, so each
+// lane runs the scalar function's exact sequence of operations on its own sub-block: the same adds,
+// multiplies and divisions in the same order (no FMA: this file is built with -ffp-contract=off and
+// without -mfma), each scalar branch a per-lane blend. That is 8 chains in the time of one.
+//
+// The branches, lane by lane, as the scalar code takes them (every comparison is ordered and quiet,
+// so a NaN compares false as it does in C):
+//   `if (x < min) min = x`      -> _mm256_min_ps(x, min) (x < min ? x : min, exactly; NaN x keeps min)
+//   `if (x > max) max = x`      -> _mm256_max_ps(x, max)
+//   `if (min > 0) min = 0`      -> blend on min > 0
+//   `if (max == min) return`    -> computed anyway, the lane's results replaced at the end
+//   `if (D > 0) ... if (cur_error < best_error)` -> one mask; the lane keeps its old fit elsewhere
+//   `if (this_min > 0)`         -> blend
+#include <immintrin.h>
+
+#include <cstdint>
+
+#include "quantize_kernels.hpp"
+
+namespace minfer::quant::detail {
+
+#if defined(__AVX2__)
+namespace {
+
+constexpr int lanes = 8;
+constexpr int max_n = 32;
+constexpr float group_max_eps = 1e-15f;  // ggml's GROUP_MAX_EPS (quantize_basic.hpp is not included here)
+
+// ggml's nearest_int in every lane: 1.5 * 2^23 added, the low mantissa bits read back. The same bits
+// as the scalar version for every input, NaN and Inf included (no conversion instruction involved).
+__m256i nearest_int_x8(__m256 f) {
+    const __m256i bits = _mm256_castps_si256(_mm256_add_ps(f, _mm256_set1_ps(12582912.f)));
+    return _mm256_sub_epi32(_mm256_and_si256(bits, _mm256_set1_epi32(0x007fffff)), _mm256_set1_epi32(0x00400000));
+}
+
+// The scalar clamp(v, 0, hi) (v < 0 ? 0 : (v > hi ? hi : v)), for hi >= 0.
+__m256i clamp_x8(__m256i v, __m256i hi) { return _mm256_min_epi32(_mm256_max_epi32(v, _mm256_setzero_si256()), hi); }
+
+// `use_mad ? fabs(diff) : diff * diff`
+__m256 error_of_x8(__m256 diff, bool use_mad) {
+    return use_mad ? _mm256_andnot_ps(_mm256_set1_ps(-0.0f), diff) : _mm256_mul_ps(diff, diff);
+}
+
+__m256 gt_x8(__m256 a, __m256 b) { return _mm256_cmp_ps(a, b, _CMP_GT_OQ); }
+
+void fit_with_min_lanes(int n, int nmax, const float* x, const float* weights, std::uint8_t* L, float* the_min,
+                        float* scale_out, float rmin, float rdelta, int nstep, bool use_mad) {
+    // Transposed inputs: xt[i] holds value i of each of the 8 sub-blocks.
+    alignas(32) float xt[max_n][lanes];
+    alignas(32) float wt[max_n][lanes];
+    for (int k = 0; k < lanes; ++k) {
+        for (int i = 0; i < n; ++i) {
+            xt[i][k] = x[k * n + i];
+            wt[i][k] = weights[k * n + i];
+        }
+    }
+    const __m256 zero = _mm256_setzero_ps();
+    __m256 min = _mm256_load_ps(xt[0]);
+    __m256 max = min;
+    __m256 sum_w = _mm256_load_ps(wt[0]);
+    __m256 sum_x = _mm256_mul_ps(sum_w, min);
+    for (int i = 1; i < n; ++i) {
+        const __m256 xi = _mm256_load_ps(xt[i]);
+        const __m256 wi = _mm256_load_ps(wt[i]);
+        min = _mm256_min_ps(xi, min);
+        max = _mm256_max_ps(xi, max);
+        sum_w = _mm256_add_ps(sum_w, wi);
+        sum_x = _mm256_add_ps(sum_x, _mm256_mul_ps(wi, xi));
+    }
+    min = _mm256_blendv_ps(min, zero, gt_x8(min, zero));
+    const __m256 min_of_data = min;  // what a constant sub-block returns (the scalar early exit)
+    const __m256 constant = _mm256_cmp_ps(max, min, _CMP_EQ_OQ);
+    const __m256i nmax_i = _mm256_set1_epi32(nmax);
+
+    __m256 iscale = _mm256_div_ps(_mm256_set1_ps(static_cast<float>(nmax)), _mm256_sub_ps(max, min));
+    __m256 scale = _mm256_div_ps(_mm256_set1_ps(1.f), iscale);
+    alignas(32) std::int32_t best_l[max_n][lanes];
+    alignas(32) std::int32_t trial_l[max_n][lanes];
+    __m256 best_error = zero;
+    for (int i = 0; i < n; ++i) {
+        const __m256 xi = _mm256_load_ps(xt[i]);
+        const __m256i l = clamp_x8(nearest_int_x8(_mm256_mul_ps(iscale, _mm256_sub_ps(xi, min))), nmax_i);
+        _mm256_store_si256(reinterpret_cast<__m256i*>(best_l[i]), l);
+        const __m256 diff = _mm256_sub_ps(_mm256_add_ps(_mm256_mul_ps(scale, _mm256_cvtepi32_ps(l)), min), xi);
+        best_error = _mm256_add_ps(best_error, _mm256_mul_ps(_mm256_load_ps(wt[i]), error_of_x8(diff, use_mad)));
+    }
+    for (int is = 0; nstep >= 1 && is <= nstep; ++is) {  // nstep < 1: the first fit only, as the scalar one
+        // The trial's numerator is the same in every lane: computed once, in the scalar order.
+        const float numerator = rmin + rdelta * static_cast<float>(is) + static_cast<float>(nmax);
+        // max - min with the best min so far: ggml's search moves its origin as it improves.
+        iscale = _mm256_div_ps(_mm256_set1_ps(numerator), _mm256_sub_ps(max, min));
+        __m256 sum_l = zero, sum_l2 = zero, sum_xl = zero;
+        for (int i = 0; i < n; ++i) {
+            const __m256 xi = _mm256_load_ps(xt[i]);
+            const __m256i l = clamp_x8(nearest_int_x8(_mm256_mul_ps(iscale, _mm256_sub_ps(xi, min))), nmax_i);
+            _mm256_store_si256(reinterpret_cast<__m256i*>(trial_l[i]), l);
+            const __m256 fl = _mm256_cvtepi32_ps(l);
+            const __m256 wl = _mm256_mul_ps(_mm256_load_ps(wt[i]), fl);
+            sum_l = _mm256_add_ps(sum_l, wl);
+            sum_l2 = _mm256_add_ps(sum_l2, _mm256_mul_ps(wl, fl));
+            sum_xl = _mm256_add_ps(sum_xl, _mm256_mul_ps(wl, xi));
+        }
+        const __m256 D = _mm256_sub_ps(_mm256_mul_ps(sum_w, sum_l2), _mm256_mul_ps(sum_l, sum_l));
+        const __m256 solvable = gt_x8(D, zero);
+        if (_mm256_movemask_ps(solvable) == 0) continue;
+        __m256 this_scale = _mm256_div_ps(_mm256_sub_ps(_mm256_mul_ps(sum_w, sum_xl), _mm256_mul_ps(sum_x, sum_l)), D);
+        __m256 this_min = _mm256_div_ps(_mm256_sub_ps(_mm256_mul_ps(sum_l2, sum_x), _mm256_mul_ps(sum_l, sum_xl)), D);
+        const __m256 min_positive = gt_x8(this_min, zero);
+        this_min = _mm256_blendv_ps(this_min, zero, min_positive);
+        this_scale = _mm256_blendv_ps(this_scale, _mm256_div_ps(sum_xl, sum_l2), min_positive);
+        __m256 cur_error = zero;
+        for (int i = 0; i < n; ++i) {
+            const __m256 fl = _mm256_cvtepi32_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(trial_l[i])));
+            const __m256 diff = _mm256_sub_ps(_mm256_add_ps(_mm256_mul_ps(this_scale, fl), this_min), _mm256_load_ps(xt[i]));
+            cur_error = _mm256_add_ps(cur_error, _mm256_mul_ps(_mm256_load_ps(wt[i]), error_of_x8(diff, use_mad)));
+        }
+        const __m256 better = _mm256_and_ps(solvable, _mm256_cmp_ps(cur_error, best_error, _CMP_LT_OQ));
+        if (_mm256_movemask_ps(better) == 0) continue;
+        const __m256i take = _mm256_castps_si256(better);
+        for (int i = 0; i < n; ++i) {
+            auto* b = reinterpret_cast<__m256i*>(best_l[i]);
+            const __m256i t = _mm256_load_si256(reinterpret_cast<const __m256i*>(trial_l[i]));
+            _mm256_store_si256(b, _mm256_blendv_epi8(_mm256_load_si256(b), t, take));
+        }
+        best_error = _mm256_blendv_ps(best_error, cur_error, better);
+        scale = _mm256_blendv_ps(scale, this_scale, better);
+        min = _mm256_blendv_ps(min, this_min, better);
+    }
+    // A constant sub-block: levels 0, scale 0, min from the data (the scalar function's early exit).
+    scale = _mm256_blendv_ps(scale, zero, constant);
+    min = _mm256_blendv_ps(min, min_of_data, constant);
+    const __m256 neg_min = _mm256_xor_ps(min, _mm256_set1_ps(-0.0f));
+    _mm256_storeu_ps(the_min, neg_min);
+    _mm256_storeu_ps(scale_out, scale);
+    const int constant_lanes = _mm256_movemask_ps(constant);
+    for (int k = 0; k < lanes; ++k) {
+        const bool zeroed = ((constant_lanes >> k) & 1) != 0;
+        for (int i = 0; i < n; ++i) L[k * n + i] = zeroed ? std::uint8_t{0} : static_cast<std::uint8_t>(best_l[i][k]);
+    }
+}
+
+// ggml's make_qx_quants with rmse_type 1 (qb::fit_symmetric) in lanes, the same way: lane k is the
+// sub-block at x + k * n. `if (ax > amax) { amax = ax; max = x; }` is one mask for both; the early
+// exit (amax < group_max_eps) is computed anyway and replaced at the end; `if (suml2 > 0 && sumlx *
+// sumlx > best * suml2)` is one mask.
+void fit_symmetric_lanes(int n, int nmax, const float* x, std::int8_t* L, const float* weights, float* scale_out) {
+    alignas(32) float xt[max_n][lanes];
+    alignas(32) float wt[max_n][lanes];
+    for (int k = 0; k < lanes; ++k) {
+        for (int i = 0; i < n; ++i) {
+            const float v = x[k * n + i];
+            xt[i][k] = v;
+            wt[i][k] = weights != nullptr ? weights[k * n + i] : v * v;  // ggml's weights: x*x
+        }
+    }
+    const __m256 zero = _mm256_setzero_ps();
+    const __m256 sign = _mm256_set1_ps(-0.0f);
+    __m256 max = zero, amax = zero;
+    for (int i = 0; i < n; ++i) {
+        const __m256 xi = _mm256_load_ps(xt[i]);
+        const __m256 ax = _mm256_andnot_ps(sign, xi);
+        const __m256 larger = gt_x8(ax, amax);
+        amax = _mm256_blendv_ps(amax, ax, larger);
+        max = _mm256_blendv_ps(max, xi, larger);
+    }
+    const __m256 negligible = _mm256_cmp_ps(amax, _mm256_set1_ps(group_max_eps), _CMP_LT_OQ);
+    const __m256i lo = _mm256_set1_epi32(-nmax), hi = _mm256_set1_epi32(nmax - 1);
+    // clamp(nearest_int(iscale * x), -nmax, nmax - 1)
+    auto level = [&](__m256 iscale, __m256 xi) {
+        return _mm256_min_epi32(_mm256_max_epi32(nearest_int_x8(_mm256_mul_ps(iscale, xi)), lo), hi);
+    };
+    alignas(32) std::int32_t best_l[max_n][lanes];
+    alignas(32) std::int32_t trial_l[max_n][lanes];
+    __m256 iscale = _mm256_div_ps(_mm256_set1_ps(static_cast<float>(-nmax)), max);
+    __m256 sumlx = zero, suml2 = zero;
+    for (int i = 0; i < n; ++i) {
+        const __m256 xi = _mm256_load_ps(xt[i]);
+        const __m256i l = level(iscale, xi);
+        _mm256_store_si256(reinterpret_cast<__m256i*>(best_l[i]), l);
+        const __m256 fl = _mm256_cvtepi32_ps(l);
+        const __m256 w = _mm256_load_ps(wt[i]);
+        sumlx = _mm256_add_ps(sumlx, _mm256_mul_ps(_mm256_mul_ps(w, xi), fl));
+        suml2 = _mm256_add_ps(suml2, _mm256_mul_ps(_mm256_mul_ps(w, fl), fl));
+    }
+    // suml2 != 0 ? sumlx / suml2 : 0 (unordered compare: a NaN suml2 is "!= 0")
+    __m256 scale = _mm256_and_ps(_mm256_cmp_ps(suml2, zero, _CMP_NEQ_UQ), _mm256_div_ps(sumlx, suml2));
+    __m256 best = _mm256_mul_ps(scale, sumlx);
+    for (int is = -9; is <= 9; ++is) {
+        if (is == 0) continue;
+        const float numerator = -(static_cast<float>(nmax) + 0.1f * static_cast<float>(is));
+        iscale = _mm256_div_ps(_mm256_set1_ps(numerator), max);
+        sumlx = suml2 = zero;
+        for (int i = 0; i < n; ++i) {
+            const __m256 xi = _mm256_load_ps(xt[i]);
+            const __m256i l = level(iscale, xi);
+            _mm256_store_si256(reinterpret_cast<__m256i*>(trial_l[i]), l);
+            const __m256 fl = _mm256_cvtepi32_ps(l);
+            const __m256 w = _mm256_load_ps(wt[i]);
+            sumlx = _mm256_add_ps(sumlx, _mm256_mul_ps(_mm256_mul_ps(w, xi), fl));
+            suml2 = _mm256_add_ps(suml2, _mm256_mul_ps(_mm256_mul_ps(w, fl), fl));
+        }
+        const __m256 better = _mm256_and_ps(gt_x8(suml2, zero),
+                                            gt_x8(_mm256_mul_ps(sumlx, sumlx), _mm256_mul_ps(best, suml2)));
+        if (_mm256_movemask_ps(better) == 0) continue;
+        const __m256i take = _mm256_castps_si256(better);
+        for (int i = 0; i < n; ++i) {
+            auto* b = reinterpret_cast<__m256i*>(best_l[i]);
+            const __m256i t = _mm256_load_si256(reinterpret_cast<const __m256i*>(trial_l[i]));
+            _mm256_store_si256(b, _mm256_blendv_epi8(_mm256_load_si256(b), t, take));
+        }
+        const __m256 this_scale = _mm256_div_ps(sumlx, suml2);
+        scale = _mm256_blendv_ps(scale, this_scale, better);
+        best = _mm256_blendv_ps(best, _mm256_mul_ps(this_scale, sumlx), better);
+    }
+    scale = _mm256_blendv_ps(scale, zero, negligible);  // the early exit: scale 0, levels 0
+    _mm256_storeu_ps(scale_out, scale);
+    const int negligible_lanes = _mm256_movemask_ps(negligible);
+    for (int k = 0; k < lanes; ++k) {
+        const bool zeroed = ((negligible_lanes >> k) & 1) != 0;
+        for (int i = 0; i < n; ++i)
+            L[k * n + i] = zeroed ? std::int8_t{0} : static_cast<std::int8_t>(best_l[i][k] + nmax);
+    }
+}
+
+// ggml's make_q3_quants with do_rmse (quantize_k.cpp's fit_q3, q3_K's search) in lanes. Its refinement
+// walks the values in order and may move one level at a time, each move changing the sums the next
+// value sees: per lane that is still the same sequence, with the move a masked update. A lane that
+// changed nothing in a pass would change nothing in the next (its state is the same), so the passes
+// run until no lane changed (ggml's `if (!n_changed) break` per lane) or 5 passes.
+void fit_q3_lanes(int n, int nmax, const float* x, std::int8_t* L, float* scale_out) {
+    alignas(32) float xt[max_n][lanes];
+    for (int k = 0; k < lanes; ++k)
+        for (int i = 0; i < n; ++i) xt[i][k] = x[k * n + i];
+    const __m256 zero = _mm256_setzero_ps();
+    const __m256 sign = _mm256_set1_ps(-0.0f);
+    __m256 max = zero, amax = zero;
+    for (int i = 0; i < n; ++i) {
+        const __m256 xi = _mm256_load_ps(xt[i]);
+        const __m256 ax = _mm256_andnot_ps(sign, xi);
+        const __m256 larger = gt_x8(ax, amax);
+        amax = _mm256_blendv_ps(amax, ax, larger);
+        max = _mm256_blendv_ps(max, xi, larger);
+    }
+    const __m256 negligible = _mm256_cmp_ps(amax, _mm256_set1_ps(group_max_eps), _CMP_LT_OQ);
+    const __m256i lo = _mm256_set1_epi32(-nmax), hi = _mm256_set1_epi32(nmax - 1);
+    auto clamped = [&](__m256i l) { return _mm256_min_epi32(_mm256_max_epi32(l, lo), hi); };
+    const __m256 iscale = _mm256_div_ps(_mm256_set1_ps(static_cast<float>(-nmax)), max);
+    __m256i level[max_n];
+    __m256 sumlx = zero, suml2 = zero;
+    for (int i = 0; i < n; ++i) {
+        const __m256 xi = _mm256_load_ps(xt[i]);
+        level[i] = clamped(nearest_int_x8(_mm256_mul_ps(iscale, xi)));
+        const __m256 fl = _mm256_cvtepi32_ps(level[i]);
+        const __m256 w = _mm256_mul_ps(xi, xi);
+        sumlx = _mm256_add_ps(sumlx, _mm256_mul_ps(_mm256_mul_ps(w, xi), fl));
+        suml2 = _mm256_add_ps(suml2, _mm256_mul_ps(_mm256_mul_ps(w, fl), fl));
+    }
+    for (int itry = 0; itry < 5; ++itry) {
+        __m256 changed = _mm256_setzero_ps();
+        for (int i = 0; i < n; ++i) {
+            const __m256 xi = _mm256_load_ps(xt[i]);
+            const __m256 w = _mm256_mul_ps(xi, xi);
+            const __m256 wx = _mm256_mul_ps(w, xi);
+            const __m256 li = _mm256_cvtepi32_ps(level[i]);
+            __m256 slx = _mm256_sub_ps(sumlx, _mm256_mul_ps(wx, li));
+            const __m256 slx_positive = gt_x8(slx, zero);
+            if (_mm256_movemask_ps(slx_positive) == 0) continue;
+            __m256 sl2 = _mm256_sub_ps(suml2, _mm256_mul_ps(_mm256_mul_ps(w, li), li));
+            const __m256i new_l = clamped(nearest_int_x8(_mm256_div_ps(_mm256_mul_ps(xi, sl2), slx)));
+            const __m256 moved = _mm256_andnot_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(new_l, level[i])), slx_positive);
+            if (_mm256_movemask_ps(moved) == 0) continue;
+            const __m256 nl = _mm256_cvtepi32_ps(new_l);
+            slx = _mm256_add_ps(slx, _mm256_mul_ps(wx, nl));
+            sl2 = _mm256_add_ps(sl2, _mm256_mul_ps(_mm256_mul_ps(w, nl), nl));
+            const __m256 better = gt_x8(_mm256_mul_ps(_mm256_mul_ps(slx, slx), suml2),
+                                        _mm256_mul_ps(_mm256_mul_ps(sumlx, sumlx), sl2));
+            const __m256 take = _mm256_and_ps(moved, _mm256_and_ps(gt_x8(sl2, zero), better));
+            level[i] = _mm256_blendv_epi8(level[i], new_l, _mm256_castps_si256(take));
+            sumlx = _mm256_blendv_ps(sumlx, slx, take);
+            suml2 = _mm256_blendv_ps(suml2, sl2, take);
+            changed = _mm256_or_ps(changed, take);
+        }
+        if (_mm256_movemask_ps(changed) == 0) break;
+    }
+    // suml2 > 0 ? sumlx / suml2 : 0, and the early exit (scale 0, levels 0)
+    __m256 scale = _mm256_and_ps(gt_x8(suml2, zero), _mm256_div_ps(sumlx, suml2));
+    scale = _mm256_blendv_ps(scale, zero, negligible);
+    _mm256_storeu_ps(scale_out, scale);
+    alignas(32) std::int32_t out[max_n][lanes];
+    for (int i = 0; i < n; ++i) _mm256_store_si256(reinterpret_cast<__m256i*>(out[i]), level[i]);
+    const int negligible_lanes = _mm256_movemask_ps(negligible);
+    for (int k = 0; k < lanes; ++k) {
+        const bool zeroed = ((negligible_lanes >> k) & 1) != 0;
+        for (int i = 0; i < n; ++i) L[k * n + i] = zeroed ? std::int8_t{0} : static_cast<std::int8_t>(out[i][k] + nmax);
+    }
+}
+
+}  // namespace
+
+fit_with_min_x8_fn avx2_fit_with_min_x8() noexcept { return fit_with_min_lanes; }
+fit_q3_x8_fn avx2_fit_q3_x8() noexcept { return fit_q3_lanes; }
+fit_symmetric_x8_fn avx2_fit_symmetric_x8() noexcept { return fit_symmetric_lanes; }
+
+#else
+fit_with_min_x8_fn avx2_fit_with_min_x8() noexcept { return nullptr; }
+fit_q3_x8_fn avx2_fit_q3_x8() noexcept { return nullptr; }
+fit_symmetric_x8_fn avx2_fit_symmetric_x8() noexcept { return nullptr; }
+#endif
+
+}  // namespace minfer::quant::detail

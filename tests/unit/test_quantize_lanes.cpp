@@ -1,0 +1,244 @@
+// The k-quants' scale searches in AVX2 lanes (src/quant/avx2_fit.cpp) against the scalar searches
+// they replace (qb::fit_with_min, ggml's make_qkx2_quants; qb::fit_symmetric, make_qx_quants;
+// qb::fit_q3, make_q3_quants),
+// called directly: 8 sub-blocks of every kind
+// side by side in one call (so a lane's branch must not leak into its neighbours), with every
+// parameter set the quantizers use, nstep 0, constant and all-zero sub-blocks, exact rounding ties,
+// NaN and Inf in values and weights. Levels, mins and scales must have the same bits (a NaN only
+// has to be a NaN). This needs no ggml: the scalar search is checked against ggml by
+// test_quantize_ggml, which also compares whole rows made with each instruction set.
+// Skipped when the CPU (or the build) has no AVX2.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "minfer/quant/isa.hpp"
+#include "quantize_basic.hpp"
+#include "quantize_kernels.hpp"
+
+namespace {
+
+namespace quant = minfer::quant;
+namespace detail = minfer::quant::detail;
+
+struct search {
+    const char* used_by;
+    int nmax;
+    float rmin, rdelta;
+    int nstep;
+    bool use_mad;
+};
+
+// Every parameter set the quantizers pass (quantize_k.cpp, quantize_legacy.cpp), and nstep 0.
+const search searches[] = {
+    {"q2_K", 3, -0.5f, 0.1f, 15, true},        {"q2_K weighted", 3, -0.9f, 0.05f, 36, false},
+    {"q4_K", 15, -1.f, 0.1f, 20, false},       {"q5_K", 31, -0.5f, 0.1f, 15, false},
+    {"q4_K/q5_K weighted", 15, -0.9f, 0.05f, 36, false}, {"q5_K weighted", 31, -0.9f, 0.05f, 36, false},
+    {"no search", 15, -1.f, 0.1f, 0, false},   {"no search, mad", 3, -0.5f, 0.1f, 0, true},
+};
+
+constexpr int kinds = 12;
+
+// One sub-block of n values of kind `kind`, and its weights.
+void make_sub_block(int kind, int n, std::mt19937& rng, float* x, float* w) {
+    std::normal_distribution<float> g(0.f, 1.f);
+    std::uniform_real_distribution<float> u(-1.f, 1.f);
+    const float c = u(rng) * 4.f;
+    const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+    for (int i = 0; i < n; ++i) {
+        float v = 0.f;
+        switch (kind) {
+            case 0: v = g(rng); break;                                    // gaussian
+            case 1: v = g(rng) / std::max(0.05f, std::fabs(g(rng))); break;  // heavy tails
+            case 2: v = c; break;                                         // constant: the early exit
+            case 3: v = 0.f; break;                                       // zeros
+            case 4: v = std::fabs(u(rng)) + 0.25f; break;                 // positive only: min clamped to 0
+            case 5: v = -std::fabs(u(rng)) - 0.5f; break;                 // negative only
+            case 6: v = static_cast<float>(static_cast<int>(rng() % 8)) * 0.5f - 1.f; break;  // ties
+            case 7: v = g(rng) * 1e-30f; break;                           // tiny
+            case 8: v = g(rng) * 1e30f; break;                            // huge
+            case 9: v = (i == static_cast<int>(rng() % static_cast<unsigned>(n))) ? 100.f : g(rng) * 0.01f; break;
+            case 10: v = (i == 3) ? nan : g(rng); break;                  // a NaN
+            default: v = (i == 5) ? (rng() % 2 ? inf : -inf) : g(rng); break;  // an Inf
+        }
+        x[i] = v;
+    }
+    const int weighting = static_cast<int>(rng() % 5);
+    for (int i = 0; i < n; ++i) {
+        switch (weighting) {
+            case 0: w[i] = std::fabs(x[i]); break;                        // q2_K
+            case 1: w[i] = 0.5f + std::fabs(x[i]); break;                 // q4_K: rms + |x|
+            case 2: w[i] = std::exp(g(rng)); break;                       // importance-like
+            case 3: w[i] = (rng() % 3 == 0) ? 0.f : std::exp(g(rng)); break;  // with zeros
+            default: w[i] = (i == 7 && rng() % 4 == 0) ? nan : 1.f; break;    // ones, sometimes a NaN
+        }
+    }
+}
+
+bool same_float(float a, float b) {
+    if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b);
+    return std::memcmp(&a, &b, sizeof a) == 0;
+}
+
+TEST(QuantizeLanes, FitWithMinInLanesIsTheScalarSearch) {
+    if (!quant::isa_supported(quant::isa::avx2) || detail::avx2_fit_with_min_x8() == nullptr)
+        GTEST_SKIP() << "no AVX2 in this CPU or build: the lanes search is never used here";
+    const detail::fit_with_min_x8_fn lanes = detail::avx2_fit_with_min_x8();
+    std::mt19937 rng(2026u);
+    int compared = 0;
+    for (const search& s : searches) {
+        for (int n : {16, 32}) {
+            for (int round = 0; round < 400; ++round) {
+                std::vector<float> x(8 * static_cast<std::size_t>(n)), w(x.size());
+                int kind_of[8];
+                for (int k = 0; k < 8; ++k) {
+                    // Round 0: one of each of the first 8 kinds; then random mixes.
+                    kind_of[k] = round == 0 ? k : static_cast<int>(rng() % kinds);
+                    make_sub_block(kind_of[k], n, rng, x.data() + k * n, w.data() + k * n);
+                }
+                std::vector<std::uint8_t> L_scalar(x.size(), 0xee), L_lanes(x.size(), 0xdd), Laux(32);
+                float min_scalar[8], scale_scalar[8], min_lanes[8], scale_lanes[8];
+                for (int k = 0; k < 8; ++k)
+                    scale_scalar[k] = detail::qb::fit_with_min(n, s.nmax, x.data() + k * n, w.data() + k * n,
+                                                               L_scalar.data() + k * n, &min_scalar[k], Laux.data(),
+                                                               s.rmin, s.rdelta, s.nstep, s.use_mad);
+                lanes(n, s.nmax, x.data(), w.data(), L_lanes.data(), min_lanes, scale_lanes, s.rmin, s.rdelta, s.nstep,
+                      s.use_mad);
+                for (int k = 0; k < 8; ++k) {
+                    const std::string where = std::string(s.used_by) + ", n " + std::to_string(n) + ", round " +
+                                              std::to_string(round) + ", lane " + std::to_string(k) + " (kind " +
+                                              std::to_string(kind_of[k]) + ")";
+                    ASSERT_TRUE(same_float(scale_lanes[k], scale_scalar[k]))
+                        << where << ": scale " << scale_lanes[k] << " vs " << scale_scalar[k];
+                    ASSERT_TRUE(same_float(min_lanes[k], min_scalar[k]))
+                        << where << ": min " << min_lanes[k] << " vs " << min_scalar[k];
+                    ASSERT_EQ(std::memcmp(L_lanes.data() + k * n, L_scalar.data() + k * n, static_cast<std::size_t>(n)), 0)
+                        << where << ": levels differ";
+                }
+                ++compared;
+            }
+        }
+    }
+    EXPECT_EQ(compared, 8 * 2 * 400);
+}
+
+// make_qx_quants (fit_symmetric) in lanes: q6_K's search (n 16, nmax 32), with ggml's x*x weights
+// (nullptr) and with importance weights, and the legacy types' shapes (n 32, nmax 8 and 16).
+TEST(QuantizeLanes, FitSymmetricInLanesIsTheScalarSearch) {
+    if (!quant::isa_supported(quant::isa::avx2) || detail::avx2_fit_symmetric_x8() == nullptr)
+        GTEST_SKIP() << "no AVX2 in this CPU or build: the lanes search is never used here";
+    const detail::fit_symmetric_x8_fn lanes = detail::avx2_fit_symmetric_x8();
+    std::mt19937 rng(6u);
+    int compared = 0;
+    struct shape {
+        int n, nmax;
+    };
+    for (const shape sh : {shape{16, 32}, shape{32, 8}, shape{32, 16}, shape{16, 4}}) {
+        const int n = sh.n;
+        for (bool own_weights : {false, true}) {
+            for (int round = 0; round < 400; ++round) {
+                std::vector<float> x(8 * static_cast<std::size_t>(n)), w(x.size());
+                int kind_of[8];
+                for (int k = 0; k < 8; ++k) {
+                    kind_of[k] = round == 0 ? k : static_cast<int>(rng() % kinds);
+                    make_sub_block(kind_of[k], n, rng, x.data() + k * n, w.data() + k * n);
+                }
+                const float* weights = own_weights ? w.data() : nullptr;
+                std::vector<std::int8_t> L_scalar(x.size(), 99), L_lanes(x.size(), 77);
+                float scale_scalar[8], scale_lanes[8];
+                for (int k = 0; k < 8; ++k)
+                    scale_scalar[k] = detail::qb::fit_symmetric(n, sh.nmax, x.data() + k * n, L_scalar.data() + k * n,
+                                                                weights != nullptr ? weights + k * n : nullptr);
+                lanes(n, sh.nmax, x.data(), L_lanes.data(), weights, scale_lanes);
+                for (int k = 0; k < 8; ++k) {
+                    const std::string where = "n " + std::to_string(n) + ", nmax " + std::to_string(sh.nmax) +
+                                              (own_weights ? ", weights" : ", x*x") + ", round " +
+                                              std::to_string(round) + ", lane " + std::to_string(k) + " (kind " +
+                                              std::to_string(kind_of[k]) + ")";
+                    ASSERT_TRUE(same_float(scale_lanes[k], scale_scalar[k]))
+                        << where << ": scale " << scale_lanes[k] << " vs " << scale_scalar[k];
+                    ASSERT_EQ(std::memcmp(L_lanes.data() + k * n, L_scalar.data() + k * n, static_cast<std::size_t>(n)), 0)
+                        << where << ": levels differ";
+                }
+                ++compared;
+            }
+        }
+    }
+    EXPECT_EQ(compared, 4 * 2 * 400);
+}
+
+// make_q3_quants (fit_q3) in lanes: q3_K's search (n 16, nmax 4), whose refinement moves one level
+// at a time; also n 32 and other nmax, so that lanes stop refining in different passes.
+TEST(QuantizeLanes, FitQ3InLanesIsTheScalarSearch) {
+    if (!quant::isa_supported(quant::isa::avx2) || detail::avx2_fit_q3_x8() == nullptr)
+        GTEST_SKIP() << "no AVX2 in this CPU or build: the lanes search is never used here";
+    const detail::fit_q3_x8_fn lanes = detail::avx2_fit_q3_x8();
+    std::mt19937 rng(33u);
+    int compared = 0;
+    struct shape {
+        int n, nmax;
+    };
+    for (const shape sh : {shape{16, 4}, shape{32, 4}, shape{16, 8}, shape{32, 2}}) {
+        const int n = sh.n;
+        for (int round = 0; round < 800; ++round) {
+            std::vector<float> x(8 * static_cast<std::size_t>(n)), w(x.size());
+            int kind_of[8];
+            for (int k = 0; k < 8; ++k) {
+                kind_of[k] = round == 0 ? k : static_cast<int>(rng() % kinds);
+                make_sub_block(kind_of[k], n, rng, x.data() + k * n, w.data() + k * n);
+            }
+            std::vector<std::int8_t> L_scalar(x.size(), 99), L_lanes(x.size(), 77);
+            float scale_scalar[8], scale_lanes[8];
+            for (int k = 0; k < 8; ++k)
+                scale_scalar[k] = detail::qb::fit_q3(n, sh.nmax, x.data() + k * n, L_scalar.data() + k * n);
+            lanes(n, sh.nmax, x.data(), L_lanes.data(), scale_lanes);
+            for (int k = 0; k < 8; ++k) {
+                const std::string where = "n " + std::to_string(n) + ", nmax " + std::to_string(sh.nmax) + ", round " +
+                                          std::to_string(round) + ", lane " + std::to_string(k) + " (kind " +
+                                          std::to_string(kind_of[k]) + ")";
+                ASSERT_TRUE(same_float(scale_lanes[k], scale_scalar[k]))
+                    << where << ": scale " << scale_lanes[k] << " vs " << scale_scalar[k];
+                ASSERT_EQ(std::memcmp(L_lanes.data() + k * n, L_scalar.data() + k * n, static_cast<std::size_t>(n)), 0)
+                    << where << ": levels differ";
+            }
+            ++compared;
+        }
+    }
+    EXPECT_EQ(compared, 4 * 800);
+}
+
+// A search that changes its mind late: a constant lane beside lanes whose best fit comes from the
+// last trial scale; checked against the scalar search as above, and the constant lane must come out
+// as the scalar early exit gives it (levels 0, scale 0, min = -min(value, 0)).
+TEST(QuantizeLanes, ConstantLaneKeepsTheEarlyExit) {
+    if (!quant::isa_supported(quant::isa::avx2) || detail::avx2_fit_with_min_x8() == nullptr)
+        GTEST_SKIP() << "no AVX2 in this CPU or build";
+    constexpr int n = 32;
+    constexpr std::size_t values = 8 * n;
+    std::vector<float> x(values), w(values, 1.f);
+    for (int k = 0; k < 8; ++k)
+        for (int i = 0; i < n; ++i) x[static_cast<std::size_t>(k * n + i)] = (k == 5) ? -2.5f : static_cast<float>((i * 7 + k) % 13) - 3.f;
+    std::vector<std::uint8_t> L(values, 0xff);
+    float mins[8], scales[8];
+    detail::avx2_fit_with_min_x8()(n, 15, x.data(), w.data(), L.data(), mins, scales, -1.f, 0.1f, 20, false);
+    EXPECT_EQ(scales[5], 0.f);
+    EXPECT_EQ(mins[5], 2.5f);
+    for (int i = 0; i < n; ++i) EXPECT_EQ(L[static_cast<std::size_t>(5 * n + i)], 0) << i;
+    std::vector<std::uint8_t> Laux(32), Ls(static_cast<std::size_t>(n));
+    for (int k = 0; k < 8; ++k) {
+        float m = 0;
+        const float s = detail::qb::fit_with_min(n, 15, x.data() + k * n, w.data() + k * n, Ls.data(), &m, Laux.data(),
+                                                 -1.f, 0.1f, 20, false);
+        EXPECT_TRUE(same_float(s, scales[k])) << k;
+        EXPECT_TRUE(same_float(m, mins[k])) << k;
+        EXPECT_EQ(std::memcmp(Ls.data(), L.data() + k * n, n), 0) << k;
+    }
+}
+
+}  // namespace
