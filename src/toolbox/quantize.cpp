@@ -257,8 +257,9 @@ gguf::result<void> check_tensor(const quantize_request& rq, const quant::importa
         return unexpected(std::move(err));
     }
     if (!quant::can_quantize(c.to)) {
-        // iq1_m: llama.cpp writes it, minfer's quantizer does not (yet). Said before anything is
-        // written, with the tensor, rather than by quantize_rows in the middle of the data.
+        // A type without a quantizer here (every type llama-quantize writes has one today; a type
+        // named by --tensor-type, such as q8_K, may not). Said before anything is written, with the
+        // tensor, rather than by quantize_rows in the middle of the data.
         error err = make_error(quant::codes::type_not_quantizable, c.name, "minfer has no quantizer for it");
         err.found = static_cast<std::uint64_t>(c.to);
         return unexpected(std::move(err));

@@ -783,24 +783,20 @@ TEST(QuantizeRef, ImatrixFormsAndFilters) {
     compare(*lib, rq, x, "f32 + imatrix with a token_embd entry of 100 -> Q4_K_M");
 }
 
-// IQ1_M: llama.cpp writes it given an importance matrix (checked while writing this test: 19 s, most of
-// it ggml's one-time grid set-up, so not repeated here); minfer's quantizer does not produce iq1_m
-// (quant::can_quantize), so minfer must refuse, precisely, before writing anything.
-TEST(QuantizeRef, IQ1_MRefusedPrecisely) {
+// IQ1_M given an importance matrix: the same file as llama.cpp's. Its iq1_m search is not the published
+// one (quantize_iq1.cpp says how it differs), and the tensors of this model are large enough that the
+// two searches would disagree somewhere. ggml sets up its iq1 grids once per process (most of llama.cpp's
+// 19 s here), so this is one case. Without an imatrix both refuse (EveryTypeFromF32).
+TEST(QuantizeRef, ImatrixIQ1_MDense) {
     MINFER_REQUIRE_LLAMA_PARTS(lib, needed_parts);
     const inputs& in = fixtures();
-    ASSERT_FALSE(q::can_quantize(tensor_type::iq1_m)) << "minfer quantizes iq1_m now: compare it instead";
-    temp_dir d("iq1m");
-    tb::quantize_request rq = request(in.dense_f32(), "IQ1_M", 1);
+    ASSERT_TRUE(q::can_quantize(tensor_type::iq1_m));
+    llama_extra x;
+    x.imatrix = tool_view(in.im_dense());
+    tb::quantize_request rq = request(in.dense_f32(), "IQ1_M", 2);
     rq.imatrix = in.imatrix_dense();
-    rq.output = d / "minfer.gguf";
-    const run_result ours = run_minfer(rq);
-    ASSERT_FALSE(ours.ok);
-    EXPECT_EQ(ours.code, minfer::quant::codes::type_not_quantizable) << ours.why;
-    EXPECT_NE(ours.why.find("iq1_m"), std::string::npos) << ours.why;
-    EXPECT_NE(ours.why.find("tensor 'blk."), std::string::npos) << "the tensor is not named: " << ours.why;
-    std::printf("[ minfer   ] %s\n", ours.why.c_str());
-    EXPECT_TRUE(fs::is_empty(d.path())) << "a refused quantization left files behind";
+    const compared c = compare(*lib, rq, x, "f32 + imatrix -> IQ1_M");
+    EXPECT_TRUE(c.ref.ok) << "llama.cpp refused with an imatrix:\n" << c.ref.why.substr(0, 2000);
 }
 
 // ---- options ------------------------------------------------------------------------------------
