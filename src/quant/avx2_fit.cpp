@@ -48,17 +48,52 @@ __m256 error_of_x8(__m256 diff, bool use_mad) {
 
 __m256 gt_x8(__m256 a, __m256 b) { return _mm256_cmp_ps(a, b, _CMP_GT_OQ); }
 
+// 8 sub-blocks of n values (sub-block k at x + k * n) transposed: xt[i] holds value i of each.
+void transpose_in(const float* x, int n, float (*xt)[lanes]) {
+    for (int k = 0; k < lanes; ++k)
+        for (int i = 0; i < n; ++i) xt[i][k] = x[k * n + i];
+}
+
+// `if (fabs(x) > amax) { amax = fabs(x); max = x; }` over each lane's values, from max = amax = 0
+// (make_qx_quants and make_q3_quants): one mask for both.
+void signed_max_x8(const float (*xt)[lanes], int n, __m256& max, __m256& amax) {
+    const __m256 sign = _mm256_set1_ps(-0.0f);
+    max = amax = _mm256_setzero_ps();
+    for (int i = 0; i < n; ++i) {
+        const __m256 xi = _mm256_load_ps(xt[i]);
+        const __m256 ax = _mm256_andnot_ps(sign, xi);
+        const __m256 larger = gt_x8(ax, amax);
+        amax = _mm256_blendv_ps(amax, ax, larger);
+        max = _mm256_blendv_ps(max, xi, larger);
+    }
+}
+
+// best[i] = trial[i] in the lanes of `take` (a search's "keep this rounding").
+void take_levels(std::int32_t (*best)[lanes], const std::int32_t (*trial)[lanes], int n, __m256 take) {
+    const __m256i mask = _mm256_castps_si256(take);
+    for (int i = 0; i < n; ++i) {
+        auto* b = reinterpret_cast<__m256i*>(best[i]);
+        const __m256i t = _mm256_load_si256(reinterpret_cast<const __m256i*>(trial[i]));
+        _mm256_store_si256(b, _mm256_blendv_epi8(_mm256_load_si256(b), t, mask));
+    }
+}
+
+// The signed searches' output: L[k * n + i] = level + nmax, or 0 in the lanes set in `zeroed` (their
+// early exit).
+void store_signed_levels(std::int8_t* L, const std::int32_t (*levels)[lanes], int n, int nmax, int zeroed) {
+    for (int k = 0; k < lanes; ++k) {
+        const bool zero = ((zeroed >> k) & 1) != 0;
+        for (int i = 0; i < n; ++i) L[k * n + i] = zero ? std::int8_t{0} : static_cast<std::int8_t>(levels[i][k] + nmax);
+    }
+}
+
 void fit_with_min_lanes(int n, int nmax, const float* x, const float* weights, std::uint8_t* L, float* the_min,
                         float* scale_out, float rmin, float rdelta, int nstep, bool use_mad) {
     // Transposed inputs: xt[i] holds value i of each of the 8 sub-blocks.
     alignas(32) float xt[max_n][lanes];
     alignas(32) float wt[max_n][lanes];
-    for (int k = 0; k < lanes; ++k) {
-        for (int i = 0; i < n; ++i) {
-            xt[i][k] = x[k * n + i];
-            wt[i][k] = weights[k * n + i];
-        }
-    }
+    transpose_in(x, n, xt);
+    transpose_in(weights, n, wt);
     const __m256 zero = _mm256_setzero_ps();
     __m256 min = _mm256_load_ps(xt[0]);
     __m256 max = min;
@@ -121,12 +156,7 @@ void fit_with_min_lanes(int n, int nmax, const float* x, const float* weights, s
         }
         const __m256 better = _mm256_and_ps(solvable, _mm256_cmp_ps(cur_error, best_error, _CMP_LT_OQ));
         if (_mm256_movemask_ps(better) == 0) continue;
-        const __m256i take = _mm256_castps_si256(better);
-        for (int i = 0; i < n; ++i) {
-            auto* b = reinterpret_cast<__m256i*>(best_l[i]);
-            const __m256i t = _mm256_load_si256(reinterpret_cast<const __m256i*>(trial_l[i]));
-            _mm256_store_si256(b, _mm256_blendv_epi8(_mm256_load_si256(b), t, take));
-        }
+        take_levels(best_l, trial_l, n, better);
         best_error = _mm256_blendv_ps(best_error, cur_error, better);
         scale = _mm256_blendv_ps(scale, this_scale, better);
         min = _mm256_blendv_ps(min, this_min, better);
@@ -151,23 +181,16 @@ void fit_with_min_lanes(int n, int nmax, const float* x, const float* weights, s
 void fit_symmetric_lanes(int n, int nmax, const float* x, std::int8_t* L, const float* weights, float* scale_out) {
     alignas(32) float xt[max_n][lanes];
     alignas(32) float wt[max_n][lanes];
-    for (int k = 0; k < lanes; ++k) {
-        for (int i = 0; i < n; ++i) {
-            const float v = x[k * n + i];
-            xt[i][k] = v;
-            wt[i][k] = weights != nullptr ? weights[k * n + i] : v * v;  // ggml's weights: x*x
-        }
+    transpose_in(x, n, xt);
+    if (weights != nullptr) {
+        transpose_in(weights, n, wt);
+    } else {
+        for (int i = 0; i < n; ++i)  // ggml's weights: x*x
+            _mm256_store_ps(wt[i], _mm256_mul_ps(_mm256_load_ps(xt[i]), _mm256_load_ps(xt[i])));
     }
     const __m256 zero = _mm256_setzero_ps();
-    const __m256 sign = _mm256_set1_ps(-0.0f);
-    __m256 max = zero, amax = zero;
-    for (int i = 0; i < n; ++i) {
-        const __m256 xi = _mm256_load_ps(xt[i]);
-        const __m256 ax = _mm256_andnot_ps(sign, xi);
-        const __m256 larger = gt_x8(ax, amax);
-        amax = _mm256_blendv_ps(amax, ax, larger);
-        max = _mm256_blendv_ps(max, xi, larger);
-    }
+    __m256 max, amax;
+    signed_max_x8(xt, n, max, amax);
     const __m256 negligible = _mm256_cmp_ps(amax, _mm256_set1_ps(group_max_eps), _CMP_LT_OQ);
     const __m256i lo = _mm256_set1_epi32(-nmax), hi = _mm256_set1_epi32(nmax - 1);
     // clamp(nearest_int(iscale * x), -nmax, nmax - 1)
@@ -207,24 +230,14 @@ void fit_symmetric_lanes(int n, int nmax, const float* x, std::int8_t* L, const 
         const __m256 better = _mm256_and_ps(gt_x8(suml2, zero),
                                             gt_x8(_mm256_mul_ps(sumlx, sumlx), _mm256_mul_ps(best, suml2)));
         if (_mm256_movemask_ps(better) == 0) continue;
-        const __m256i take = _mm256_castps_si256(better);
-        for (int i = 0; i < n; ++i) {
-            auto* b = reinterpret_cast<__m256i*>(best_l[i]);
-            const __m256i t = _mm256_load_si256(reinterpret_cast<const __m256i*>(trial_l[i]));
-            _mm256_store_si256(b, _mm256_blendv_epi8(_mm256_load_si256(b), t, take));
-        }
+        take_levels(best_l, trial_l, n, better);
         const __m256 this_scale = _mm256_div_ps(sumlx, suml2);
         scale = _mm256_blendv_ps(scale, this_scale, better);
         best = _mm256_blendv_ps(best, _mm256_mul_ps(this_scale, sumlx), better);
     }
     scale = _mm256_blendv_ps(scale, zero, negligible);  // the early exit: scale 0, levels 0
     _mm256_storeu_ps(scale_out, scale);
-    const int negligible_lanes = _mm256_movemask_ps(negligible);
-    for (int k = 0; k < lanes; ++k) {
-        const bool zeroed = ((negligible_lanes >> k) & 1) != 0;
-        for (int i = 0; i < n; ++i)
-            L[k * n + i] = zeroed ? std::int8_t{0} : static_cast<std::int8_t>(best_l[i][k] + nmax);
-    }
+    store_signed_levels(L, best_l, n, nmax, _mm256_movemask_ps(negligible));
 }
 
 // ggml's make_q3_quants with do_rmse (quantize_k.cpp's fit_q3, q3_K's search) in lanes. Its refinement
@@ -234,18 +247,10 @@ void fit_symmetric_lanes(int n, int nmax, const float* x, std::int8_t* L, const 
 // run until no lane changed (ggml's `if (!n_changed) break` per lane) or 5 passes.
 void fit_q3_lanes(int n, int nmax, const float* x, std::int8_t* L, float* scale_out) {
     alignas(32) float xt[max_n][lanes];
-    for (int k = 0; k < lanes; ++k)
-        for (int i = 0; i < n; ++i) xt[i][k] = x[k * n + i];
+    transpose_in(x, n, xt);
     const __m256 zero = _mm256_setzero_ps();
-    const __m256 sign = _mm256_set1_ps(-0.0f);
-    __m256 max = zero, amax = zero;
-    for (int i = 0; i < n; ++i) {
-        const __m256 xi = _mm256_load_ps(xt[i]);
-        const __m256 ax = _mm256_andnot_ps(sign, xi);
-        const __m256 larger = gt_x8(ax, amax);
-        amax = _mm256_blendv_ps(amax, ax, larger);
-        max = _mm256_blendv_ps(max, xi, larger);
-    }
+    __m256 max, amax;
+    signed_max_x8(xt, n, max, amax);
     const __m256 negligible = _mm256_cmp_ps(amax, _mm256_set1_ps(group_max_eps), _CMP_LT_OQ);
     const __m256i lo = _mm256_set1_epi32(-nmax), hi = _mm256_set1_epi32(nmax - 1);
     auto clamped = [&](__m256i l) { return _mm256_min_epi32(_mm256_max_epi32(l, lo), hi); };
@@ -293,11 +298,7 @@ void fit_q3_lanes(int n, int nmax, const float* x, std::int8_t* L, float* scale_
     _mm256_storeu_ps(scale_out, scale);
     alignas(32) std::int32_t out[max_n][lanes];
     for (int i = 0; i < n; ++i) _mm256_store_si256(reinterpret_cast<__m256i*>(out[i]), level[i]);
-    const int negligible_lanes = _mm256_movemask_ps(negligible);
-    for (int k = 0; k < lanes; ++k) {
-        const bool zeroed = ((negligible_lanes >> k) & 1) != 0;
-        for (int i = 0; i < n; ++i) L[k * n + i] = zeroed ? std::int8_t{0} : static_cast<std::int8_t>(out[i][k] + nmax);
-    }
+    store_signed_levels(L, out, n, nmax, _mm256_movemask_ps(negligible));
 }
 
 }  // namespace

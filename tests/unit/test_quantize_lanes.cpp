@@ -86,6 +86,43 @@ bool same_float(float a, float b) {
     return std::memcmp(&a, &b, sizeof a) == 0;
 }
 
+// 8 sub-blocks of n values side by side, as one lanes call takes them: in round 0 one of each of the
+// first 8 kinds, then random mixes.
+struct eight_sub_blocks {
+    std::vector<float> x, w;
+    int kind_of[8];
+    eight_sub_blocks(int n, int round, std::mt19937& rng) : x(8 * static_cast<std::size_t>(n)), w(x.size()) {
+        for (int k = 0; k < 8; ++k) {
+            kind_of[k] = round == 0 ? k : static_cast<int>(rng() % kinds);
+            make_sub_block(kind_of[k], n, rng, x.data() + k * n, w.data() + k * n);
+        }
+    }
+};
+
+// Lane k of both searches: the scale (and the min, when given) with the same bits, the same levels.
+template <class Level>
+::testing::AssertionResult lane_agrees(const std::string& where, int k, int n, const float* scale_lanes,
+                                       const float* scale_scalar, const std::vector<Level>& L_lanes,
+                                       const std::vector<Level>& L_scalar, const float* min_lanes = nullptr,
+                                       const float* min_scalar = nullptr) {
+    if (!same_float(scale_lanes[k], scale_scalar[k]))
+        return ::testing::AssertionFailure() << where << ": scale " << scale_lanes[k] << " vs " << scale_scalar[k];
+    if (min_lanes != nullptr && !same_float(min_lanes[k], min_scalar[k]))
+        return ::testing::AssertionFailure() << where << ": min " << min_lanes[k] << " vs " << min_scalar[k];
+    if (std::memcmp(L_lanes.data() + k * n, L_scalar.data() + k * n, static_cast<std::size_t>(n) * sizeof(Level)) != 0)
+        return ::testing::AssertionFailure() << where << ": levels differ";
+    return ::testing::AssertionSuccess();
+}
+
+std::string where(const std::string& what, int round, int k, const eight_sub_blocks& in) {
+    return what + ", round " + std::to_string(round) + ", lane " + std::to_string(k) + " (kind " +
+           std::to_string(in.kind_of[k]) + ")";
+}
+
+struct shape {
+    int n, nmax;
+};
+
 TEST(QuantizeLanes, FitWithMinInLanesIsTheScalarSearch) {
     if (!quant::isa_supported(quant::isa::avx2) || detail::avx2_fit_with_min_x8() == nullptr)
         GTEST_SKIP() << "no AVX2 in this CPU or build: the lanes search is never used here";
@@ -95,32 +132,19 @@ TEST(QuantizeLanes, FitWithMinInLanesIsTheScalarSearch) {
     for (const search& s : searches) {
         for (int n : {16, 32}) {
             for (int round = 0; round < 400; ++round) {
-                std::vector<float> x(8 * static_cast<std::size_t>(n)), w(x.size());
-                int kind_of[8];
-                for (int k = 0; k < 8; ++k) {
-                    // Round 0: one of each of the first 8 kinds; then random mixes.
-                    kind_of[k] = round == 0 ? k : static_cast<int>(rng() % kinds);
-                    make_sub_block(kind_of[k], n, rng, x.data() + k * n, w.data() + k * n);
-                }
-                std::vector<std::uint8_t> L_scalar(x.size(), 0xee), L_lanes(x.size(), 0xdd), Laux(32);
+                const eight_sub_blocks in(n, round, rng);
+                std::vector<std::uint8_t> L_scalar(in.x.size(), 0xee), L_lanes(in.x.size(), 0xdd), Laux(32);
                 float min_scalar[8], scale_scalar[8], min_lanes[8], scale_lanes[8];
                 for (int k = 0; k < 8; ++k)
-                    scale_scalar[k] = detail::qb::fit_with_min(n, s.nmax, x.data() + k * n, w.data() + k * n,
+                    scale_scalar[k] = detail::qb::fit_with_min(n, s.nmax, in.x.data() + k * n, in.w.data() + k * n,
                                                                L_scalar.data() + k * n, &min_scalar[k], Laux.data(),
                                                                s.rmin, s.rdelta, s.nstep, s.use_mad);
-                lanes(n, s.nmax, x.data(), w.data(), L_lanes.data(), min_lanes, scale_lanes, s.rmin, s.rdelta, s.nstep,
-                      s.use_mad);
-                for (int k = 0; k < 8; ++k) {
-                    const std::string where = std::string(s.used_by) + ", n " + std::to_string(n) + ", round " +
-                                              std::to_string(round) + ", lane " + std::to_string(k) + " (kind " +
-                                              std::to_string(kind_of[k]) + ")";
-                    ASSERT_TRUE(same_float(scale_lanes[k], scale_scalar[k]))
-                        << where << ": scale " << scale_lanes[k] << " vs " << scale_scalar[k];
-                    ASSERT_TRUE(same_float(min_lanes[k], min_scalar[k]))
-                        << where << ": min " << min_lanes[k] << " vs " << min_scalar[k];
-                    ASSERT_EQ(std::memcmp(L_lanes.data() + k * n, L_scalar.data() + k * n, static_cast<std::size_t>(n)), 0)
-                        << where << ": levels differ";
-                }
+                lanes(n, s.nmax, in.x.data(), in.w.data(), L_lanes.data(), min_lanes, scale_lanes, s.rmin, s.rdelta,
+                      s.nstep, s.use_mad);
+                const std::string what = std::string(s.used_by) + ", n " + std::to_string(n);
+                for (int k = 0; k < 8; ++k)
+                    ASSERT_TRUE(lane_agrees(where(what, round, k, in), k, n, scale_lanes, scale_scalar, L_lanes, L_scalar,
+                                            min_lanes, min_scalar));
                 ++compared;
             }
         }
@@ -136,36 +160,22 @@ TEST(QuantizeLanes, FitSymmetricInLanesIsTheScalarSearch) {
     const detail::fit_symmetric_x8_fn lanes = detail::avx2_fit_symmetric_x8();
     std::mt19937 rng(6u);
     int compared = 0;
-    struct shape {
-        int n, nmax;
-    };
     for (const shape sh : {shape{16, 32}, shape{32, 8}, shape{32, 16}, shape{16, 4}}) {
         const int n = sh.n;
         for (bool own_weights : {false, true}) {
             for (int round = 0; round < 400; ++round) {
-                std::vector<float> x(8 * static_cast<std::size_t>(n)), w(x.size());
-                int kind_of[8];
-                for (int k = 0; k < 8; ++k) {
-                    kind_of[k] = round == 0 ? k : static_cast<int>(rng() % kinds);
-                    make_sub_block(kind_of[k], n, rng, x.data() + k * n, w.data() + k * n);
-                }
-                const float* weights = own_weights ? w.data() : nullptr;
-                std::vector<std::int8_t> L_scalar(x.size(), 99), L_lanes(x.size(), 77);
+                const eight_sub_blocks in(n, round, rng);
+                const float* weights = own_weights ? in.w.data() : nullptr;
+                std::vector<std::int8_t> L_scalar(in.x.size(), 99), L_lanes(in.x.size(), 77);
                 float scale_scalar[8], scale_lanes[8];
                 for (int k = 0; k < 8; ++k)
-                    scale_scalar[k] = detail::qb::fit_symmetric(n, sh.nmax, x.data() + k * n, L_scalar.data() + k * n,
+                    scale_scalar[k] = detail::qb::fit_symmetric(n, sh.nmax, in.x.data() + k * n, L_scalar.data() + k * n,
                                                                 weights != nullptr ? weights + k * n : nullptr);
-                lanes(n, sh.nmax, x.data(), L_lanes.data(), weights, scale_lanes);
-                for (int k = 0; k < 8; ++k) {
-                    const std::string where = "n " + std::to_string(n) + ", nmax " + std::to_string(sh.nmax) +
-                                              (own_weights ? ", weights" : ", x*x") + ", round " +
-                                              std::to_string(round) + ", lane " + std::to_string(k) + " (kind " +
-                                              std::to_string(kind_of[k]) + ")";
-                    ASSERT_TRUE(same_float(scale_lanes[k], scale_scalar[k]))
-                        << where << ": scale " << scale_lanes[k] << " vs " << scale_scalar[k];
-                    ASSERT_EQ(std::memcmp(L_lanes.data() + k * n, L_scalar.data() + k * n, static_cast<std::size_t>(n)), 0)
-                        << where << ": levels differ";
-                }
+                lanes(n, sh.nmax, in.x.data(), L_lanes.data(), weights, scale_lanes);
+                const std::string what = "n " + std::to_string(n) + ", nmax " + std::to_string(sh.nmax) +
+                                         (own_weights ? ", weights" : ", x*x");
+                for (int k = 0; k < 8; ++k)
+                    ASSERT_TRUE(lane_agrees(where(what, round, k, in), k, n, scale_lanes, scale_scalar, L_lanes, L_scalar));
                 ++compared;
             }
         }
@@ -181,32 +191,18 @@ TEST(QuantizeLanes, FitQ3InLanesIsTheScalarSearch) {
     const detail::fit_q3_x8_fn lanes = detail::avx2_fit_q3_x8();
     std::mt19937 rng(33u);
     int compared = 0;
-    struct shape {
-        int n, nmax;
-    };
     for (const shape sh : {shape{16, 4}, shape{32, 4}, shape{16, 8}, shape{32, 2}}) {
         const int n = sh.n;
         for (int round = 0; round < 800; ++round) {
-            std::vector<float> x(8 * static_cast<std::size_t>(n)), w(x.size());
-            int kind_of[8];
-            for (int k = 0; k < 8; ++k) {
-                kind_of[k] = round == 0 ? k : static_cast<int>(rng() % kinds);
-                make_sub_block(kind_of[k], n, rng, x.data() + k * n, w.data() + k * n);
-            }
-            std::vector<std::int8_t> L_scalar(x.size(), 99), L_lanes(x.size(), 77);
+            const eight_sub_blocks in(n, round, rng);
+            std::vector<std::int8_t> L_scalar(in.x.size(), 99), L_lanes(in.x.size(), 77);
             float scale_scalar[8], scale_lanes[8];
             for (int k = 0; k < 8; ++k)
-                scale_scalar[k] = detail::qb::fit_q3(n, sh.nmax, x.data() + k * n, L_scalar.data() + k * n);
-            lanes(n, sh.nmax, x.data(), L_lanes.data(), scale_lanes);
-            for (int k = 0; k < 8; ++k) {
-                const std::string where = "n " + std::to_string(n) + ", nmax " + std::to_string(sh.nmax) + ", round " +
-                                          std::to_string(round) + ", lane " + std::to_string(k) + " (kind " +
-                                          std::to_string(kind_of[k]) + ")";
-                ASSERT_TRUE(same_float(scale_lanes[k], scale_scalar[k]))
-                    << where << ": scale " << scale_lanes[k] << " vs " << scale_scalar[k];
-                ASSERT_EQ(std::memcmp(L_lanes.data() + k * n, L_scalar.data() + k * n, static_cast<std::size_t>(n)), 0)
-                    << where << ": levels differ";
-            }
+                scale_scalar[k] = detail::qb::fit_q3(n, sh.nmax, in.x.data() + k * n, L_scalar.data() + k * n);
+            lanes(n, sh.nmax, in.x.data(), L_lanes.data(), scale_lanes);
+            const std::string what = "n " + std::to_string(n) + ", nmax " + std::to_string(sh.nmax);
+            for (int k = 0; k < 8; ++k)
+                ASSERT_TRUE(lane_agrees(where(what, round, k, in), k, n, scale_lanes, scale_scalar, L_lanes, L_scalar));
             ++compared;
         }
     }
