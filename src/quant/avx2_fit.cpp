@@ -199,34 +199,28 @@ void fit_symmetric_lanes(int n, int nmax, const float* x, std::int8_t* L, const 
     };
     alignas(32) std::int32_t best_l[max_n][lanes];
     alignas(32) std::int32_t trial_l[max_n][lanes];
-    __m256 iscale = _mm256_div_ps(_mm256_set1_ps(static_cast<float>(-nmax)), max);
-    __m256 sumlx = zero, suml2 = zero;
-    for (int i = 0; i < n; ++i) {
-        const __m256 xi = _mm256_load_ps(xt[i]);
-        const __m256i l = level(iscale, xi);
-        _mm256_store_si256(reinterpret_cast<__m256i*>(best_l[i]), l);
-        const __m256 fl = _mm256_cvtepi32_ps(l);
-        const __m256 w = _mm256_load_ps(wt[i]);
-        sumlx = _mm256_add_ps(sumlx, _mm256_mul_ps(_mm256_mul_ps(w, xi), fl));
-        suml2 = _mm256_add_ps(suml2, _mm256_mul_ps(_mm256_mul_ps(w, fl), fl));
-    }
+    // One rounding at iscale: its levels into `levels`, sumlx += w*x*l and suml2 += w*l*l in value order.
+    auto round_and_sum = [&](__m256 iscale, std::int32_t (*levels)[lanes], __m256& sumlx, __m256& suml2) {
+        sumlx = suml2 = zero;
+        for (int i = 0; i < n; ++i) {
+            const __m256 xi = _mm256_load_ps(xt[i]);
+            const __m256i l = level(iscale, xi);
+            _mm256_store_si256(reinterpret_cast<__m256i*>(levels[i]), l);
+            const __m256 fl = _mm256_cvtepi32_ps(l);
+            const __m256 w = _mm256_load_ps(wt[i]);
+            sumlx = _mm256_add_ps(sumlx, _mm256_mul_ps(_mm256_mul_ps(w, xi), fl));
+            suml2 = _mm256_add_ps(suml2, _mm256_mul_ps(_mm256_mul_ps(w, fl), fl));
+        }
+    };
+    __m256 sumlx, suml2;
+    round_and_sum(_mm256_div_ps(_mm256_set1_ps(static_cast<float>(-nmax)), max), best_l, sumlx, suml2);
     // suml2 != 0 ? sumlx / suml2 : 0 (unordered compare: a NaN suml2 is "!= 0")
     __m256 scale = _mm256_and_ps(_mm256_cmp_ps(suml2, zero, _CMP_NEQ_UQ), _mm256_div_ps(sumlx, suml2));
     __m256 best = _mm256_mul_ps(scale, sumlx);
     for (int is = -9; is <= 9; ++is) {
         if (is == 0) continue;
         const float numerator = -(static_cast<float>(nmax) + 0.1f * static_cast<float>(is));
-        iscale = _mm256_div_ps(_mm256_set1_ps(numerator), max);
-        sumlx = suml2 = zero;
-        for (int i = 0; i < n; ++i) {
-            const __m256 xi = _mm256_load_ps(xt[i]);
-            const __m256i l = level(iscale, xi);
-            _mm256_store_si256(reinterpret_cast<__m256i*>(trial_l[i]), l);
-            const __m256 fl = _mm256_cvtepi32_ps(l);
-            const __m256 w = _mm256_load_ps(wt[i]);
-            sumlx = _mm256_add_ps(sumlx, _mm256_mul_ps(_mm256_mul_ps(w, xi), fl));
-            suml2 = _mm256_add_ps(suml2, _mm256_mul_ps(_mm256_mul_ps(w, fl), fl));
-        }
+        round_and_sum(_mm256_div_ps(_mm256_set1_ps(numerator), max), trial_l, sumlx, suml2);
         const __m256 better = _mm256_and_ps(gt_x8(suml2, zero),
                                             gt_x8(_mm256_mul_ps(sumlx, sumlx), _mm256_mul_ps(best, suml2)));
         if (_mm256_movemask_ps(better) == 0) continue;
