@@ -71,7 +71,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     fuzz::require(after.size() == model.size());
     if (!r) {
         fuzz::require(!r.error().message().empty());
-        if (r.error().code == minfer::gguf_write::codes::journal_invalid) {
+        if (r.error().code == minfer::gguf::write_codes::journal_invalid) {
             fuzz::require(after == model);
             fuzz::require(fs::exists(journal));
         }

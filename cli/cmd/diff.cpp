@@ -21,7 +21,7 @@
 #include "../common/progress.hpp"
 #include "../common/quote.hpp"
 #include "../common/run_printing.hpp"
-#include "../common/value_stream.hpp"
+#include "../common/isa_warning.hpp"
 #include "../common/value_visit.hpp"
 #include "../print/json_writer.hpp"
 #include "commands.hpp"

@@ -201,7 +201,7 @@ void print_in_place_verdict(const gguf::model& m, const gguf::metadata_edit_plan
         return;
     }
     const gguf::error& err = e.error();
-    if (err.code == gguf_write::codes::no_room_in_place) {
+    if (err.code == gguf::write_codes::no_room_in_place) {
         out.print("--in-place: does not fit: {} bytes missing ({} needed, {} before the tensor data)\n",
                   err.found - err.expected, err.found, err.expected);
     } else {
@@ -456,7 +456,7 @@ void edit_add_options(CLI::App& sub) {
     change_opt.description = sub.add_option("--description", opt.description, "Set general.description");
     sub.add_flag("--dry-run", opt.dry_run,
                  "Print the changes and whether --in-place would fit; write nothing");
-    sub.add_flag("--force", opt.force, "Replace the output file if it exists (a regular file, or a link's target; never a FIFO, device or directory)");
+    sub.add_flag("-f,--force", opt.force, "Replace the output file if it exists (a regular file, or a link's target; never a FIFO, device or directory)");
     reserve_opt = sub.add_option("--reserve", opt.reserve,
                    "With -o: leave SIZE bytes of room (a minfer.padding key) so that later --in-place edits can "
                    "grow the metadata; K/M/G = 10^3.., KiB/MiB/GiB = 2^10..");

@@ -107,7 +107,7 @@ void merge_add_options(CLI::App& sub) {
         ->required();
     sub.add_option("output", opt.output, "The merged .gguf file to write")->required();
     sub.add_flag("--dry-run", opt.dry_run, "Check the set and print what would be written; write nothing");
-    sub.add_flag("--force", opt.force, "Replace the output if it exists (a regular file, or a link's target; never one of the parts, a FIFO, device or directory)");
+    sub.add_flag("-f,--force", opt.force, "Replace the output if it exists (a regular file, or a link's target; never one of the parts, a FIFO, device or directory)");
     sub.add_flag("--quiet", opt.quiet, "No progress line and no summary (warnings and errors are still printed)");
 }
 

@@ -6,6 +6,7 @@
 // the plan (--dry-run), the summary and the report's warnings.
 
 #include <algorithm>
+#include <cerrno>
 #include <cctype>
 #include <cstdint>
 #include <cstdio>
@@ -25,6 +26,7 @@
 #include "../common/plural.hpp"
 #include "../common/progress.hpp"
 #include "../common/run_printing.hpp"
+#include "../common/sigbus_guard.hpp"
 #include "../common/sizes.hpp"
 #include "../common/usage_error.hpp"
 #include "../print/json_writer.hpp"
@@ -44,8 +46,10 @@ namespace {
 namespace fs = std::filesystem;
 
 struct quantize_cli_options {
+    std::vector<std::string> positionals;  // IN [OUT] TYPE [THREADS], read by read_positionals()
     std::string input, output, type;
     std::string threads_arg;     // THREADS, the positional (llama-quantize's nthreads)
+    bool threads_arg_given = false;
     std::string threads_option;  // -t/--threads
     std::string imatrix;
     std::vector<std::string> include_weights, exclude_weights;
@@ -58,6 +62,7 @@ struct quantize_cli_options {
     bool keep_split = false;
     bool dry_run = false;
     bool force = false;
+    bool allow_type_change = false;
     bool json = false;
     bool quiet = false;
 };
@@ -65,7 +70,7 @@ struct quantize_cli_options {
 quantize_cli_options opt;  // filled by CLI11 during parsing, read by quantize_run()
 // Options whose presence matters even with an empty value (an empty value is an error, not "absent").
 struct given_options {
-    CLI::Option *threads_arg = nullptr, *threads_option = nullptr, *imatrix = nullptr, *output_type = nullptr,
+    CLI::Option *threads_option = nullptr, *imatrix = nullptr, *output_type = nullptr,
                 *token_embd_type = nullptr, *max_size = nullptr, *max_tensors = nullptr;
 } given;
 
@@ -73,29 +78,9 @@ bool was_given(const CLI::Option* o) { return o != nullptr && o->count() > 0; }
 
 std::string in_quotes(std::string_view s) { return "'" + gguf::escape(s) + "'"; }
 
-// A ggml type name for --output-tensor-type, --token-embedding-type and --tensor-type (any case, as
-// llama-quantize's parse_ggml_type compares).
+// A ggml type name for --output-tensor-type and --token-embedding-type (any case, as llama-quantize's
+// parse_ggml_type compares).
 std::optional<gguf::tensor_type> ggml_type(std::string_view text) { return gguf::tensor_type_from_name(text); }
-
-// llama-quantize's --tensor-type PATTERN=TYPE: split at the first '='; the pattern is lowercased as
-// llama-quantize lowercases it (tensor names are lowercase), and is an ECMAScript regex searched
-// anywhere in the name (quant::type_override).
-std::optional<int> parse_tensor_type(const std::string& text, quant::type_override& out) {
-    const std::size_t eq = text.find('=');
-    if (eq == std::string::npos)
-        return usage_error(fmt::format("--tensor-type {}: expected PATTERN=TYPE (e.g. attn_v=q8_0)", in_quotes(text)));
-    if (eq == 0) return usage_error(fmt::format("--tensor-type {}: the tensor name pattern is empty", in_quotes(text)));
-    const std::string_view type_text = std::string_view(text).substr(eq + 1);
-    if (type_text.empty()) return usage_error(fmt::format("--tensor-type {}: the type is empty", in_quotes(text)));
-    const auto t = ggml_type(type_text);
-    if (!t)
-        return usage_error(fmt::format("--tensor-type {}: {} is not a ggml type name (q4_0, q4_K, q8_0, iq4_xs, f16, …)",
-                                       in_quotes(text), in_quotes(type_text)));
-    out.pattern = text.substr(0, eq);
-    for (char& c : out.pattern) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    out.type = *t;
-    return std::nullopt;
-}
 
 std::optional<int> parse_threads(const std::string& text, const char* what, unsigned& out) {
     const auto n = toolbox::parse_count(text);
@@ -106,8 +91,52 @@ std::optional<int> parse_threads(const std::string& text, const char* what, unsi
     return std::nullopt;
 }
 
+// llama-quantize's positionals, read as its main() reads them: IN, then either TYPE (the second is
+// a TYPE name or number: the output is "ggml-model-<TYPE>.gguf" beside the input) or OUT TYPE, then
+// an optional THREADS. A second positional that names a type is never taken as a file name (a
+// file named "Q4_K_M" is not what anyone means).
+std::optional<int> read_positionals() {
+    const std::vector<std::string>& p = opt.positionals;
+    constexpr std::string_view usage = "expected IN [OUT] TYPE [THREADS] (llama-quantize's order)";
+    if (p.size() < 2) return usage_error(fmt::format("{}: {} given", usage, p.size() == 0 ? "nothing" : "only IN"));
+    opt.input = p[0];
+    std::size_t next = 1;
+    if (auto t = quant::parse_file_type(p[1])) {
+        // llama-quantize names the output after the first listed TYPE of that file type (a number
+        // names it too: 15 is "Q4_K", listed before Q4_K_S and Q4_K_M), beside the input.
+        std::string name(t->name);
+        const bool number = std::all_of(p[1].begin(), p[1].end(), [](char c) { return c >= '0' && c <= '9'; });
+        if (number)
+            for (const quant::file_type_name& n : quant::file_type_names())
+                if (n.ftype == t->ftype && !n.copy) {
+                    name = n.name;
+                    break;
+                }
+        const std::size_t slash = opt.input.find_last_of('/');
+        opt.output = (slash == std::string::npos ? std::string() : opt.input.substr(0, slash + 1)) + "ggml-model-" + name + ".gguf";
+        opt.type = p[1];
+        next = 2;
+    } else {
+        opt.output = p[1];
+        if (p.size() < 3) return usage_error(fmt::format("{}: TYPE is missing after OUT {}", usage, in_quotes(p[1])));
+        opt.type = p[2];
+        next = 3;
+    }
+    if (next < p.size()) {
+        opt.threads_arg = p[next];
+        opt.threads_arg_given = true;
+        ++next;
+    }
+    if (next < p.size())
+        return usage_error(fmt::format("{}: unexpected {} after THREADS (every option takes one value per occurrence: "
+                                       "repeat the option for another)",
+                                       usage, in_quotes(p[next])));
+    return std::nullopt;
+}
+
 // The request from the command line; a usage error's exit code when a value does not parse.
 std::optional<int> make_request(toolbox::quantize_request& rq) {
+    if (auto rc = read_positionals()) return rc;
     rq.input = opt.input;
     rq.output = opt.output;
     if (opt.output.empty()) return usage_error("the output file name is empty");
@@ -118,9 +147,9 @@ std::optional<int> make_request(toolbox::quantize_request& rq) {
                                        type.error().detail));
     rq.type = *type;
 
-    if (was_given(given.threads_arg) && was_given(given.threads_option))
+    if (opt.threads_arg_given && was_given(given.threads_option))
         return usage_error("the threads are given twice: as THREADS and with --threads; give one");
-    if (was_given(given.threads_arg)) {
+    if (opt.threads_arg_given) {
         if (auto rc = parse_threads(opt.threads_arg, "THREADS", rq.threads)) return rc;
     } else if (was_given(given.threads_option)) {
         if (auto rc = parse_threads(opt.threads_option, "--threads", rq.threads)) return rc;
@@ -153,9 +182,9 @@ std::optional<int> make_request(toolbox::quantize_request& rq) {
         rq.token_embedding_type = *t;
     }
     for (const std::string& text : opt.tensor_types) {
-        quant::type_override o;
-        if (auto rc = parse_tensor_type(text, o)) return rc;
-        rq.tensor_types.push_back(std::move(o));
+        auto o = toolbox::parse_tensor_type(text);  // the library's reading, as Python's
+        if (!o) return usage_error(fmt::format("--tensor-type {}: {}", in_quotes(text), o.error().detail));
+        rq.tensor_types.push_back(std::move(*o));
     }
     for (const std::string& text : opt.override_kv) {
         auto o = toolbox::parse_kv_override(text);
@@ -169,6 +198,7 @@ std::optional<int> make_request(toolbox::quantize_request& rq) {
     rq.keep_split = opt.keep_split;
     rq.dry_run = opt.dry_run;
     rq.overwrite = opt.force;
+    rq.allow_type_change = opt.allow_type_change;
 
     if (was_given(given.max_tensors)) {
         const auto n = toolbox::parse_count(opt.split_max_tensors);
@@ -217,14 +247,18 @@ int report(const gguf::error& e, const gguf::model& m, const toolbox::quantize_r
     if (gguf::is_output_exists(e))
         return usage_error(fmt::format("{} already exists (use --force to replace it)", gguf::escape(e.file)));
     // toolbox::quantize's own refusal of an output that is an input file (io_error, file = the output).
-    if (e.code == gguf::errc::io_error && !e.file.empty() &&
-        (toolbox::part_of(m, e.file) || (rq.imatrix && same_file(e.file, *rq.imatrix))))
+    // (Only that refusal: an imatrix that cannot be read, a directory say, is an io_error naming it too.)
+    if (e.code == gguf::errc::io_error && e.sys_errno == EINVAL && e.detail == "the output is one of the input files" &&
+        !e.file.empty() && (toolbox::part_of(m, e.file) || (rq.imatrix && same_file(e.file, *rq.imatrix))))
         if (auto rc = refuse_output(e.file, m, rq)) return *rc;
     if (e.code == gguf::errc::bad_value_text) {
         // plan_types' refusal of a --tensor-type pattern (subject = the pattern as given to it).
         for (const quant::type_override& o : rq.tensor_types)
             if (o.pattern == e.subject)
                 return usage_error(fmt::format("--tensor-type pattern {}: {}", in_quotes(e.subject), e.detail));
+        // toolbox::quantize's refusal of an override (a split.* key, a key llama.cpp reads as another type).
+        for (const toolbox::kv_override& o : rq.kv_overrides)
+            if (o.key == e.subject) return usage_error(fmt::format("--override-kv {}: {}", in_quotes(e.subject), e.detail));
     }
     if (e.code == gguf::errc::not_block_multiple && e.file.empty()) {
         // Not the input (whose errors name it): an output tensor's layout, from a type the plan applies
@@ -240,8 +274,11 @@ int report(const gguf::error& e, const gguf::model& m, const toolbox::quantize_r
         return exit_code_for(e);
     }
     if (e.code == quant::codes::importance_required && !e.subject.empty()) {
-        fmt::print(stderr, "Error: tensor {}: {}; give one with --imatrix FILE [{}]\n", in_quotes(e.subject),
-                   e.description(), gguf::to_string(e.code));
+        // The description names the tensor and the type; what to do depends on whether one was given.
+        fmt::print(stderr, "Error: {}; {} [{}]\n", e.description(),
+                   rq.imatrix ? "compute the imatrix for this model, or check --include-weights/--exclude-weights"
+                              : "give one with --imatrix FILE",
+                   gguf::to_string(e.code));
         return exit_code_for(e);
     }
     return report_error(e);
@@ -434,17 +471,15 @@ int run(out_buffer& out) {
     if (one_file)
         if (auto rc = refuse_output(rq.output, *m, rq)) return *rc;
 
+    // quantize maps the model and the imatrix and has no --no-mmap: a SIGBUS names both, and no option.
+    sigbus_guard_files(opt.input, rq.imatrix ? rq.imatrix->string() : std::string(), "the importance matrix");
     auto rep = [&rq] {
         progress bar("quantizing " + gguf::escape(opt.input), opt.quiet || opt.dry_run);
         toolbox::quantize_events ev;
         ev.progress = bar.callback();
         return toolbox::quantize(rq, ev);  // the line is erased before anything else is printed
     }();
-    if (!rep) return report(rep.error(), *m, rq);
-    // A dry run refuses what the real run would (toolbox::quantize checks outputs only to write them).
-    if (opt.dry_run && !one_file)
-        for (const toolbox::quantize_output& o : rep->outputs)
-            if (auto rc = refuse_output(o.path, *m, rq)) return *rc;
+    if (!rep) return report(rep.error(), *m, rq);  // a dry run's outputs are checked by the library too
 
     // A warning is a sentence (quotes stay as they are) that may hold a tensor name from the file.
     for (const std::string& w : rep->warnings) fmt::print(stderr, "Warning: {}\n", gguf::escape(w, '\0'));
@@ -494,16 +529,13 @@ void quantize_add_options(CLI::App& sub) {
                "     input without --allow-requantize, the output exists (without --force) or is the input\n"
                "  3  I/O error: the input, a split part or the imatrix cannot be read, an output cannot be written\n"
                "     (disk full, permission), out of memory\n");
-    sub.add_option("input", opt.input, "The model to quantize: a .gguf file, or part 1 of a split set")->required();
-    sub.add_option("output", opt.output,
-                   "The quantized model; with --keep-split or a split limit the parts are "
-                   "<OUT without .gguf>-00001-of-0000N.gguf, ...")
+    sub.add_option("IN [OUT] TYPE [THREADS]", opt.positionals,
+                   "As llama-quantize: IN, the model (a .gguf file or part 1 of a split set); OUT, the quantized "
+                   "model (without it: ggml-model-TYPE.gguf beside IN; with --keep-split or a split limit the parts "
+                   "are <OUT without .gguf>-00001-of-0000N.gguf, ...); TYPE, the quantization (Q4_K_M, IQ4_XS, Q8_0, "
+                   "... in any case, or the file type number); THREADS (0 or absent: one per hardware thread, at most "
+                   "that many; the bytes do not depend on it)")
         ->required();
-    sub.add_option("type", opt.type, "The quantization: Q4_K_M, IQ4_XS, Q8_0, … (any case) or the file type number (15)")
-        ->required();
-    given.threads_arg = sub.add_option("threads", opt.threads_arg,
-                                       "Threads (as llama-quantize's nthreads; 0 or absent: one per hardware thread). "
-                                       "The bytes written do not depend on it");
     given.threads_option = sub.add_option("-t,--threads", opt.threads_option, "Threads, as THREADS");
     given.imatrix = sub.add_option("--imatrix", opt.imatrix,
                                    "Importance matrix (llama-imatrix's GGUF or legacy .dat file) for the quantizers")
@@ -511,10 +543,12 @@ void quantize_add_options(CLI::App& sub) {
     sub.add_option("--include-weights", opt.include_weights,
                    "Use the imatrix only for tensors whose name contains NAME. Repeatable")
         ->type_name("NAME")
+        ->allow_extra_args(false)  // one value per occurrence: never the positionals after it
         ->take_all();
     sub.add_option("--exclude-weights", opt.exclude_weights,
                    "Do not use the imatrix for tensors whose name contains NAME. Repeatable; not with --include-weights")
         ->type_name("NAME")
+        ->allow_extra_args(false)  // one value per occurrence: never the positionals after it
         ->take_all();
     given.output_type = sub.add_option("--output-tensor-type", opt.output_tensor_type,
                                        "The type of output.weight (a ggml type name: q8_0, q6_K, f16, …; any case)")
@@ -526,6 +560,7 @@ void quantize_add_options(CLI::App& sub) {
                    "PATTERN=TYPE: tensors whose name matches PATTERN (a regex, searched in the name, lowercased as "
                    "llama-quantize does) get the ggml type TYPE; the first matching pattern wins. Repeatable")
         ->type_name("PATTERN=TYPE")
+        ->allow_extra_args(false)  // one value per occurrence: never the positionals after it
         ->take_all();
     sub.add_flag("--leave-output-tensor", opt.leave_output_tensor, "Leave output.weight as it is (not quantized)");
     sub.add_flag("--pure", opt.pure, "No k-quant mixtures: every quantized tensor gets TYPE's default type");
@@ -535,7 +570,11 @@ void quantize_add_options(CLI::App& sub) {
     sub.add_option("--override-kv", opt.override_kv,
                    "KEY=TYPE:VALUE (TYPE int, float, bool or str): set a metadata key in the output. Repeatable")
         ->type_name("KEY=TYPE:VALUE")
+        ->allow_extra_args(false)  // one value per occurrence: never the positionals after it
         ->take_all();
+    sub.add_flag("--allow-type-change", opt.allow_type_change,
+                 "Let --override-kv write a key llama.cpp reads (a hyperparameter) with another type than llama.cpp "
+                 "reads it as (as minfer edit's option; llama.cpp will then refuse the model)");
     sub.add_flag("--keep-split", opt.keep_split,
                  "Write one output part per input part, as the input is split (not with --split-max-*)");
     given.max_size = sub.add_option("--split-max-size", opt.split_max_size,

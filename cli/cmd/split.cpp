@@ -87,8 +87,13 @@ void print_parts(out_buffer& out, std::string_view what, const gguf::model& m, c
     for (std::uint32_t i = 0; i < plan.part_count(); ++i) out.print("{}\n", part_line(m, plan, i, names[i], name_w));
 }
 
-// What the rollback of a failed split did (it removed the parts this run wrote: nothing is left behind).
+// What a failed split left (toolbox::write_parts names no part before all are written, so usually
+// nothing; a failure while naming removes the parts it had named).
 void print_rollback(const toolbox::split_write_failure& f) {
+    if (f.removed.empty() && f.not_removed.empty()) {
+        fmt::print(stderr, "No part was written: the parts are named only once all of them are complete.\n");
+        return;
+    }
     for (const auto& [p, ec] : f.not_removed)
         fmt::print(stderr, "Error: cannot remove {}: {}\n", gguf::escape(p), ec.message());
     if (!f.removed.empty() || !f.not_removed.empty())
@@ -118,7 +123,7 @@ int run(out_buffer& out) {
     auto plan = gguf::split_plan::make(*m, so);
     if (!plan) {
         fmt::print(stderr, "Error: {}\n", plan.error().message());
-        return plan.error().code == gguf_write::codes::too_many_parts ? exit_usage : exit_code_for(plan.error());
+        return plan.error().code == gguf::write_codes::too_many_parts ? exit_usage : exit_code_for(plan.error());
     }
 
     std::vector<std::string> names;
@@ -210,7 +215,7 @@ void split_add_options(CLI::App& sub) {
     sub.add_flag("--no-tensor-first-split", opt.no_tensor_first_split,
                  "Part 1 holds only the metadata, no tensor");
     sub.add_flag("--dry-run", opt.dry_run, "Print the plan (each part's name, tensors, size) and write nothing");
-    sub.add_flag("--force", opt.force, "Replace part files that already exist (regular files, or links' targets; never a FIFO, device or directory)");
+    sub.add_flag("-f,--force", opt.force, "Replace part files that already exist (regular files, or links' targets; never a FIFO, device or directory)");
     sub.add_flag("--quiet", opt.quiet, "No progress line and no summary (warnings and errors are still printed)");
 }
 

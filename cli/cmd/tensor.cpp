@@ -1,6 +1,6 @@
 // `minfer tensor MODEL NAME`: one tensor's layout (type, shape, strides, offsets, bytes) and its
 // values: the first values of some rows, statistics over all of them (--stats), or all of them as raw
-// f32 (--dump). Values are converted with minfer::quant in bounded chunks (common/value_stream.hpp),
+// f32 (--dump). Values are converted with minfer::quant in bounded chunks (minfer/quant/value_stream.hpp),
 // so a tensor of any size costs a few MiB of memory.
 #include <unistd.h>
 
@@ -32,8 +32,9 @@
 #include "../common/run_printing.hpp"
 #include "../common/sizes.hpp"
 #include "../common/suggest.hpp"
-#include "../common/value_stats.hpp"
-#include "../common/value_stream.hpp"
+#include "../common/isa_warning.hpp"
+#include "minfer/compare/value_stats.hpp"
+#include "minfer/quant/value_stream.hpp"
 #include "../common/usage_error.hpp"
 #include "../print/json_writer.hpp"
 #include "commands.hpp"
@@ -177,7 +178,7 @@ gguf::result<void> read_row(const gguf::model& m, const gguf::tensor_ref& t, con
     values.clear();
     std::vector<float> buf;
     for (std::uint64_t done = 0; done < converted;) {
-        const std::uint64_t n = std::min<std::uint64_t>(converted - done, chunk_values);
+        const std::uint64_t n = std::min<std::uint64_t>(converted - done, quant::chunk_values);
         buf.resize(static_cast<std::size_t>(n));
         if (auto ok = quant::dequantize_range(t.info->type, bytes, r * l.row_size + done, buf); !ok) return ok;
         const std::uint64_t keep = std::min(n, shown - std::min(shown, done));
@@ -189,7 +190,7 @@ gguf::result<void> read_row(const gguf::model& m, const gguf::tensor_ref& t, con
 
 // The values of the whole tensor, once: statistics and/or the raw dump, whichever was asked.
 struct full_pass {
-    value_stats stats;
+    compare::value_stats stats;
     std::uint64_t dumped = 0;
 };
 
@@ -229,7 +230,7 @@ gguf::result<full_pass> run_pass(const gguf::model& m, const gguf::tensor_ref& t
     const std::uint64_t total = t.info->n_bytes;
     progress bar(std::string(stats ? "stats " : "dump ").append(gguf::escape(t.info->name)), false);
     gguf::error write_error;
-    auto r = stream_values(t.info->type, bytes, t.info->n_elements, buf, [&](std::uint64_t first, std::span<const float> v) {
+    auto r = quant::stream_values(t.info->type, bytes, t.info->n_elements, buf, [&](std::uint64_t first, std::span<const float> v) {
         if (stats) pass.stats.add(v, first);
         if (dump != nullptr) {
             to_little_endian(v, le);
@@ -273,13 +274,6 @@ std::string value_line(const std::vector<float>& v, std::uint64_t row_size) {
     return s;
 }
 
-gguf::error not_convertible(const gguf::tensor_info& i) {
-    gguf::error e;
-    e.code = quant::codes::type_not_convertible;
-    e.found = static_cast<std::uint32_t>(i.type);
-    e.subject = i.name;
-    return e;
-}
 
 void print_text_header(const layout& l, out_buffer& out) {
     const gguf::tensor_info& i = *l.info;
@@ -293,7 +287,7 @@ void print_text_header(const layout& l, out_buffer& out) {
     out.print("rows      {} of {}\n", l.n_rows, plural(l.row_size, "value", "values"));
 }
 
-void print_text_stats(const layout& l, const value_stats& s, out_buffer& out) {
+void print_text_stats(const layout& l, const compare::value_stats& s, out_buffer& out) {
     out.print("stats over {}\n", plural(s.count(), "value", "values"));
     const bool any = s.finite() > 0;
     auto f = [any](auto v) { return any ? float_text(v) : std::string("-"); };
@@ -355,7 +349,7 @@ void json_float_or_null(json_writer& w, bool any, double v) {
     }
 }
 
-void json_stats(json_writer& w, const value_stats& s) {
+void json_stats(json_writer& w, const compare::value_stats& s) {
     const bool any = s.finite() > 0;
     w.key("stats");
     w.begin_object();
@@ -439,7 +433,7 @@ gguf::result<gguf::atomic_file> open_dump(const gguf::model& m, int& usage) {
             usage = usage_error(gguf::escape(opt.dump) + " already exists (use --force to replace it)");
             return gguf::unexpected(gguf::error{});
         }
-        if (checked.error().code == gguf_write::codes::output_not_regular) {
+        if (checked.error().code == gguf::write_codes::output_not_regular) {
             usage = usage_error(checked.error().message());
             fmt::print(stderr, "To write into a pipe, a FIFO or a device: --dump - and redirect standard output\n");
             return gguf::unexpected(gguf::error{});
@@ -480,7 +474,7 @@ int run(out_buffer& out) {
 
     if (dump_stdout) {
         if (!convertible) {
-            fmt::print(stderr, "Error: {}\n", not_convertible(*t->info).message());
+            fmt::print(stderr, "Error: {}\n", quant::type_not_convertible_error(*t->info).message());
             return exit_parse;
         }
         dump_target target;
@@ -492,7 +486,7 @@ int run(out_buffer& out) {
     // Header, then the rows as they are read, then the full pass (stats and/or dump) and its lines.
     const std::uint64_t per_row = opt.head == 0 ? l.row_size : std::min<std::uint64_t>(opt.head, l.row_size);
     std::optional<gguf::error> value_error;
-    if (!convertible) value_error = not_convertible(*t->info);
+    if (!convertible) value_error = quant::type_not_convertible_error(*t->info);
     std::optional<json_writer> jw;
     if (opt.json) {
         jw.emplace(out);
@@ -622,7 +616,7 @@ void tensor_add_options(CLI::App& sub) {
     sub.add_option("--dump", opt.dump,
                    "Write all values as raw little-endian f32 in ggml element order (n_elements x 4 bytes) to FILE "
                    "(atomically), or to standard output with -");
-    sub.add_flag("--force", opt.force, "With --dump FILE: replace FILE if it exists (a regular file, or a link's target; never a file of the model, a FIFO, device or directory: use --dump - for those)");
+    sub.add_flag("-f,--force", opt.force, "With --dump FILE: replace FILE if it exists (a regular file, or a link's target; never a file of the model, a FIFO, device or directory: use --dump - for those)");
     sub.add_flag("--json", opt.json, "Print one JSON document with the same facts");
     sub.add_flag("--no-mmap", opt.no_mmap, "Read the file into memory instead of mapping it");
     sub.footer(

@@ -26,7 +26,7 @@
 #include "../common/run_printing.hpp"
 #include "minfer/toolbox/sha256_text.hpp"
 #include "minfer/toolbox/verify.hpp"
-#include "../common/value_stream.hpp"
+#include "../common/isa_warning.hpp"
 #include "../common/usage_error.hpp"
 #include "../print/json_writer.hpp"
 #include "commands.hpp"

@@ -76,4 +76,24 @@ void sigbus_guard_file(std::string_view path, std::string_view what) noexcept {
     }
 }
 
+void sigbus_guard_files(std::string_view model, std::string_view other, std::string_view other_what) noexcept {
+    try {
+        message_len.store(0, std::memory_order_relaxed);
+        std::size_t n = 0;
+        append(n, "Error: a mapped file could not be read (SIGBUS): the model ");
+        append(n, gguf::escape(model));
+        append(n, " (or one of its split parts)");
+        if (!other.empty()) {
+            append(n, " or ");
+            append(n, other_what);
+            append(n, " ");
+            append(n, gguf::escape(other));
+        }
+        append(n, " was truncated or changed while minfer read it, or its disk or network mount failed [io_error]\n");
+        message_len.store(n, std::memory_order_release);
+    } catch (...) {
+        // Out of memory while escaping the path: the handler falls back to the generic message.
+    }
+}
+
 }  // namespace minfer::cli

@@ -15,4 +15,8 @@ void install_sigbus_guard() noexcept;
 /// short description added after the path ("or one of its split parts").
 void sigbus_guard_file(std::string_view path, std::string_view what = {}) noexcept;
 
+/// For a command without --no-mmap that maps several files (quantize: the model and its imatrix):
+/// the message names each of them, and gives no advice about an option the command does not have.
+void sigbus_guard_files(std::string_view model, std::string_view other, std::string_view other_what) noexcept;
+
 }  // namespace minfer::cli

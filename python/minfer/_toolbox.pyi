@@ -120,6 +120,7 @@ def quantize(
     split_max_bytes: Optional[int],
     split_max_tensors: Optional[int],
     overwrite: bool,
+    allow_type_change: bool,
     progress: Optional[Callable[[int, int], object]],
 ) -> Dict[str, Any]:
     """The fields of minfer.toolbox.QuantizeResult (plan entries and outputs as dicts). tensor_types:

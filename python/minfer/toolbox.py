@@ -789,6 +789,7 @@ def quantize(input: PathLike, output: PathLike, type: str, *,
              split_max_size: Union[int, str, None] = None,
              split_max_tensors: Optional[int] = None,
              overwrite: bool = False,
+             allow_type_change: bool = False,
              progress: Optional[Callable[[int, int], object]] = None) -> QuantizeResult:
     """Quantize a model (``minfer quantize``): the file llama.cpp's ``llama-quantize INPUT OUTPUT TYPE``
     writes for the same options, byte for byte, through the same library call as the command.
@@ -808,7 +809,8 @@ def quantize(input: PathLike, output: PathLike, type: str, *,
       exactly to f32 first), ``keep_split`` (one output part per input part, named
       ``<output without .gguf>-00001-of-0000N.gguf``).
     - ``override_kv``: ``"KEY=TYPE:VALUE"`` texts (``"general.name=str:tiny"``, ``int``, ``float``,
-      ``bool``, ``str``), written as llama-quantize writes them.
+      ``bool``, ``str``), written as llama-quantize writes them, by :func:`edit`'s rules: no
+      ``split.*`` key, and a key llama.cpp reads keeps its type unless ``allow_type_change=True``.
     - ``dry_run``: plan and size everything, write nothing: ``outputs`` and ``file_size`` are the
       sizes the write would give, exactly.
 
@@ -818,15 +820,17 @@ def quantize(input: PathLike, output: PathLike, type: str, *,
     per hardware thread; the bytes do not depend on it).
 
     ``progress(done, total)``: bytes written so far and in all; called with the GIL held, from the
-    library's writing thread. If it raises, it is not called again; the write runs to its end, then
-    the files this call wrote are removed and the exception is raised (the library cannot stop a
-    write midway; with ``overwrite=True`` the files it replaced are gone too).
+    library's writing thread. If it raises (a ``KeyboardInterrupt`` in a progress bar), the run stops
+    there and the exception is raised: no output has been named yet, so every existing output, with
+    ``overwrite=True`` too, is as it was.
 
     The work runs without the GIL. Returns a :class:`QuantizeResult`. Raises RequestError
     (``bad_value_text`` for a TYPE, type name or override text that does not read, exit_code 2;
     ``requantize_refused``; ``importance_required``; ``imatrix_mismatch``; ``non_finite_weight``;
-    ``type_not_convertible``; ``usage`` for an output that exists without ``overwrite``, or
-    include_weights with exclude_weights; ``bad_value_text`` for keep_split with a split limit),
+    ``type_not_convertible``; ``quantize_failed`` for a weight beyond what the type holds (llama.cpp
+    refuses it too); ``row_too_long``; ``usage`` for an output that exists without ``overwrite``;
+    ``bad_value_text`` for include_weights with exclude_weights or without an imatrix, keep_split
+    with a split limit, an override of a ``split.*`` key or of a key llama.cpp reads as another type),
     InvalidFileError (the input, the imatrix: ``bad_imatrix``, ``truncated``; ``not_block_multiple``;
     ``bad_n_dims`` for a 4-D tensor to convert), GGUFIOError. A dry run checks everything but the
     outputs and the values, and only warns when an imatrix is needed and none is given. On any
@@ -846,5 +850,5 @@ def quantize(input: PathLike, output: PathLike, type: str, *,
         out_type, embd_type, _tensor_types(tensor_types), _bool(leave_output_tensor, "leave_output_tensor"),
         _bool(pure, "pure"), _bool(allow_requantize, "allow_requantize"), _strings(override_kv, "override_kv"),
         _bool(keep_split, "keep_split"), _bool(dry_run, "dry_run"), max_bytes, max_tensors,
-        _bool(overwrite, "overwrite"), progress)
+        _bool(overwrite, "overwrite"), _bool(allow_type_change, "allow_type_change"), progress)
     return QuantizeResult(**r)

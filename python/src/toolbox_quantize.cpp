@@ -5,9 +5,10 @@
 // the report as a dict.
 //
 // Progress: the library calls it from its writing thread without the GIL; the Python callable is
-// called with the GIL taken. The library has no way to stop a write from its progress callback, so
-// an exception raised there stops further calls, and once the library returns, the files this call
-// wrote are removed and the exception is raised: the caller sees no output (docs/PYTHON.md).
+// called with the GIL taken. An exception raised there (Ctrl-C in a progress bar) is kept, and a C++
+// exception ends the library's run (quantize_events: an exception from the callback cancels it, and
+// nothing has been named yet); the Python exception is then raised. Every existing output stays as
+// it was (docs/PYTHON.md).
 #include <pybind11/functional.h>
 #include <pybind11/stl.h>
 
@@ -29,6 +30,9 @@
 namespace minfer::python::toolbox {
 namespace {
 
+// Thrown from the progress callback after a Python exception: it ends toolbox::quantize's run.
+struct cancelled {};
+
 namespace fs = std::filesystem;
 
 // bad_value_text for an option's value, as the library reports a text it cannot read.
@@ -47,18 +51,33 @@ gguf::tensor_type ggml_type(const std::string& option, const std::string& name) 
     raise_bad_text(option, name, "not a ggml tensor type name (f16, q4_0, q4_K, iq4_xs, …)");
 }
 
-// --tensor-type PATTERN=TYPE, already split by the wrapper: an empty pattern or type is refused as
-// llama-quantize refuses it ("missing tensor name", "missing quantization type"); the pattern is
-// lowercased byte by byte (tolower), as llama-quantize does before matching lowercase tensor names.
+// --tensor-type PATTERN=TYPE, already split by the wrapper: the library's reading, as the CLI's
+// (toolbox::make_tensor_type: an empty pattern or type refused, the pattern lowercased).
 quant::type_override tensor_type_override(const std::string& pattern, const std::string& type) {
-    const std::string text = pattern + "=" + type;
-    if (pattern.empty()) raise_bad_text("tensor_types", text, "missing tensor name pattern");
-    if (type.empty()) raise_bad_text("tensor_types", text, "missing quantization type");
-    quant::type_override o;
-    o.pattern = pattern;
-    for (char& c : o.pattern) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    o.type = ggml_type("tensor_types", type);
-    return o;
+    auto o = ::minfer::toolbox::make_tensor_type(pattern, type);
+    if (!o) raise_bad_text("tensor_types", pattern + "=" + type, o.error().detail);
+    return std::move(*o);
+}
+
+// The library's bad_value_text names the value it refused as its subject (a pattern, an override's
+// key, an option); said as "the value for key …", that reads as a metadata key. Here the argument it
+// came from is named instead: "tensor_types: 'attn(': not a regular expression".
+gguf::error as_option_error(const gguf::error& e, const ::minfer::toolbox::quantize_request& rq) {
+    if (e.code != gguf::errc::bad_value_text || e.subject.empty()) return e;
+    std::string option;
+    for (const quant::type_override& o : rq.tensor_types)
+        if (o.pattern == e.subject) option = "tensor_types";
+    for (const ::minfer::toolbox::kv_override& o : rq.kv_overrides)
+        if (o.key == e.subject) option = "override_kv";
+    for (const char* own : {"keep_split", "split_max_bytes", "split_max_tensors", "include_weights", "exclude_weights"})
+        if (e.subject == own) option = own;
+    if (option.empty()) return e;
+    gguf::error out = e;
+    out.where = gguf::section::access;
+    out.detail = option == e.subject ? option + ": " + e.detail
+                                     : option + ": '" + gguf::escape(e.subject) + "': " + e.detail;
+    out.subject.clear();
+    return out;
 }
 
 py::dict report_dict(const ::minfer::toolbox::quantize_report& rep, const ::minfer::toolbox::quantize_request& rq) {
@@ -115,16 +134,17 @@ py::dict quantize(const std::string& input, const std::string& output, const std
                   const std::vector<tensor_type_pair>& tensor_types, bool leave_output_tensor, bool pure,
                   bool allow_requantize, const std::vector<std::string>& override_kv, bool keep_split, bool dry_run,
                   std::optional<std::uint64_t> split_max_bytes, std::optional<std::uint64_t> split_max_tensors,
-                  bool overwrite, const py::object& progress) {
+                  bool overwrite, bool allow_type_change, const py::object& progress) {
     ::minfer::toolbox::quantize_request rq;
     rq.input = fs::path(input);
     rq.output = fs::path(output);
-    rq.type = unwrap(quant::parse_file_type(type));
+    auto parsed_type = quant::parse_file_type(type);
+    if (!parsed_type) raise_bad_text("type", type, parsed_type.error().detail);
+    rq.type = *parsed_type;
     rq.threads = threads;
 
-    // llama-quantize's checks on its arguments, in its order
-    if (!include_weights.empty() && !exclude_weights.empty())
-        raise_usage("include_weights and exclude_weights cannot be used together");
+    // llama-quantize's rules on these arguments (the filters, the override keys) are the library's,
+    // shared with the CLI: toolbox::quantize refuses what `minfer quantize` refuses.
     if (imatrix) rq.imatrix = fs::path(*imatrix);
     rq.imatrix_filter.include = include_weights;
     rq.imatrix_filter.exclude = exclude_weights;
@@ -140,6 +160,7 @@ py::dict quantize(const std::string& input, const std::string& output, const std
     rq.split_max_bytes = split_max_bytes;
     rq.split_max_tensors = split_max_tensors;
     rq.overwrite = overwrite;
+    rq.allow_type_change = allow_type_change;
 
     // The callback's exception, kept until the GIL is ours again (the objects are released with it).
     py::object raised_type, raised_value, raised_trace;
@@ -156,11 +177,12 @@ py::dict quantize(const std::string& input, const std::string& output, const std
                 raised_type = e.type();
                 raised_value = e.value();
                 raised_trace = e.trace();
-            } catch (...) {  // a C++ exception of pybind11's own conversions: never into the library
+            } catch (...) {  // a C++ exception of pybind11's own conversions
                 failed = true;
                 raised_type = py::reinterpret_borrow<py::object>(PyExc_RuntimeError);
                 raised_value = py::str("progress: the callback failed");
             }
+            if (failed) throw cancelled{};  // the library ends the run: no output is named
         };
     }
 
@@ -174,15 +196,9 @@ py::dict quantize(const std::string& input, const std::string& output, const std
         if (gguf::is_output_exists(e) && !overwrite)
             raise_usage(std::string("the output '") + gguf::escape(e.file) + "' exists; pass overwrite=True to replace it",
                         e.file);
-        raise_error(e);
+        raise_error(as_option_error(e, rq));
     }
-    if (failed) {
-        if (rep->written) {
-            for (const ::minfer::toolbox::quantize_output& o : rep->outputs) {
-                std::error_code ec;
-                fs::remove(o.path, ec);
-            }
-        }
+    if (failed) {  // not reached: a callback that raised ended the run with an error
         PyErr_Restore(raised_type.release().ptr(), raised_value.release().ptr(), raised_trace.release().ptr());
         throw py::error_already_set();
     }
@@ -196,7 +212,8 @@ void register_quantize(py::module_& m) {
           py::arg("imatrix"), py::arg("include_weights"), py::arg("exclude_weights"), py::arg("output_tensor_type"),
           py::arg("token_embedding_type"), py::arg("tensor_types"), py::arg("leave_output_tensor"), py::arg("pure"),
           py::arg("allow_requantize"), py::arg("override_kv"), py::arg("keep_split"), py::arg("dry_run"),
-          py::arg("split_max_bytes"), py::arg("split_max_tensors"), py::arg("overwrite"), py::arg("progress"),
+          py::arg("split_max_bytes"), py::arg("split_max_tensors"), py::arg("overwrite"), py::arg("allow_type_change"),
+          py::arg("progress"),
           "Quantize a model (minfer quantize, llama-quantize's options). Returns the report as a dict.");
 }
 

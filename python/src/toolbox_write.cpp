@@ -79,7 +79,7 @@ void in_place_verdict(const gguf::model& m, const gguf::metadata_edit_plan& plan
     }
     const gguf::error& err = e.error();
     r["in_place_padding"] = 0;
-    r["in_place_missing"] = err.code == gguf_write::codes::no_room_in_place ? err.found - err.expected : 0;
+    r["in_place_missing"] = err.code == gguf::write_codes::no_room_in_place ? err.found - err.expected : 0;
     r["in_place_error"] = std::string(gguf::to_string(err.code));
 }
 
@@ -268,7 +268,7 @@ py::dict split(const std::string& path, const std::string& prefix, std::optional
     gguf::model m = open_local(path, true);
     const gguf::result<gguf::split_plan> made = without_gil([&] { return gguf::split_plan::make(m, so); });
     if (!made) {
-        if (made.error().code == gguf_write::codes::too_many_parts) raise_error_exit(made.error(), 2);
+        if (made.error().code == gguf::write_codes::too_many_parts) raise_error_exit(made.error(), 2);
         raise_error(made.error());
     }
     const gguf::split_plan& plan = *made;

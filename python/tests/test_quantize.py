@@ -237,7 +237,7 @@ def test_can_quantize_and_requires_importance():
 
 
 def tiny_model(path: Path, seed: int = 0, n_embd: int = 256, n_ff: int = 512, n_vocab: int = 32,
-               n_layer: int = 2, nan_in: str = "") -> Path:
+               n_layer: int = 2, nan_in: str = "", outliers: dict = {}) -> Path:
     """A llama-shaped model llama.cpp loads (hyperparameters, f16 weights, f32 norms; no vocabulary:
     quantizing does not read it)."""
     rng = np.random.default_rng(seed)
@@ -253,6 +253,10 @@ def tiny_model(path: Path, seed: int = 0, n_embd: int = 256, n_ff: int = 512, n_
         v = (rng.standard_normal(int(np.prod(shape))) * 0.02).astype(np.float32)
         if name == nan_in:
             v[300] = np.nan
+        if name in outliers:  # a finite weight f16 may not hold: stored as f32
+            at, big = outliers[name]
+            v[at] = big
+            f16 = False
         tensors.append((name, shape, 1, v.astype(np.float16).tobytes()) if f16 else (name, shape, 0, v.tobytes()))
 
     add("token_embd.weight", [n_embd, n_vocab])
@@ -430,6 +434,43 @@ def test_an_exception_in_progress_leaves_no_output(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["tiny-f16.gguf"]  # no temporary file either
 
 
+@pytest.mark.parametrize("split", [False, True])
+def test_an_exception_in_progress_keeps_the_old_output(tmp_path, split):
+    # Ctrl-C in a progress bar while replacing a model: the old model stays as it was, byte for byte
+    # (the run is cancelled before anything is named), for one file and for a split set.
+    src = tiny_model(tmp_path / "tiny-f16.gguf", seed=4)
+    out = tmp_path / "q.gguf"
+    extra = {"split_max_tensors": 8} if split else {}
+    old = minfer.quantize(src, out, "q8_0", **extra)
+    before = {o["path"]: Path(o["path"]).read_bytes() for o in old.outputs}
+
+    def progress(done, total):
+        if done > total // 2:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        minfer.quantize(src, out, "q4_0", overwrite=True, progress=progress, **extra)
+    assert {p: Path(p).read_bytes() for p in before} == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["tiny-f16.gguf"] + [Path(p).name for p in before])
+
+
+def test_a_weight_beyond_the_type_is_refused(tmp_path):
+    # 1e5 becomes an infinity in f16, and 1e7 an infinite q8_0 block scale: llama.cpp refuses both
+    # ("quantized data validation failed"), and so does minfer, naming the tensor and the row; an
+    # existing output is left as it was.
+    # blk.0.attn_q.weight is 256 x 256: value 2*256+7 is in row 2, value 256 in row 1
+    src = tiny_model(tmp_path / "outlier.gguf", seed=6,
+                     outliers={"blk.0.attn_q.weight": (2 * 256 + 7, 1e5), "blk.1.attn_k.weight": (256, 1e7)})
+    out = tmp_path / "out.gguf"
+    out.write_bytes(b"old")
+    for type_, tensor, row in (("F16", "blk.0.attn_q.weight", 2), ("Q8_0", "blk.1.attn_k.weight", 1)):
+        with pytest.raises(RequestError) as e:
+            minfer.quantize(src, out, type_, pure=True, overwrite=True)
+        assert e.value.code == "quantize_failed"
+        assert tensor in str(e.value) and f"row {row}" in str(e.value)
+        assert out.read_bytes() == b"old"
+
+
 def test_quantize_errors(tmp_path):
     src = tiny_model(tmp_path / "tiny-f16.gguf", seed=5)
     out = tmp_path / "q.gguf"
@@ -450,7 +491,31 @@ def test_quantize_errors(tmp_path):
     assert (e.value.code, e.value.exit_code) == ("bad_value_text", 2)
     with pytest.raises(RequestError) as e:
         minfer.quantize(src, out, "q4_0", imatrix=tmp_path / "none.dat", include_weights=["a"], exclude_weights=["b"])
-    assert (e.value.code, e.value.exit_code) == ("usage", 2)
+    assert (e.value.code, e.value.exit_code) == ("bad_value_text", 2)
+    # the CLI's refusals, from the same library: a filter without an imatrix, an override of split.*
+    # or of a key llama.cpp reads with another type (unless allow_type_change)
+    with pytest.raises(RequestError) as e:
+        minfer.quantize(src, out, "q4_0", include_weights=["a"])
+    assert (e.value.code, e.value.exit_code) == ("bad_value_text", 2) and "no importance matrix" in str(e.value)
+    with pytest.raises(RequestError) as e:
+        minfer.quantize(src, out, "q4_0", override_kv=["split.count=int:3"])
+    assert (e.value.code, e.value.exit_code) == ("bad_value_text", 2) and "split.*" in str(e.value)
+    with pytest.raises(RequestError) as e:
+        minfer.quantize(src, out, "q4_0", override_kv=["llama.context_length=float:64"])
+    assert e.value.code == "bad_value_text" and "llama.cpp reads llama.context_length as u32" in str(e.value)
+    r = minfer.quantize(src, out, "q4_0", override_kv=["llama.context_length=float:64"], allow_type_change=True)
+    assert any("llama.context_length becomes f32" in w for w in r.warnings)
+    out.unlink()
+    with pytest.raises(RequestError) as e:
+        minfer.quantize(src, out, "q4_0", tensor_types=["=q4_0"])
+    assert e.value.code == "bad_value_text" and "the tensor name pattern is empty" in str(e.value)
+    # a dry run refuses an existing output as the real run and the CLI's dry run do
+    out.write_bytes(b"old")
+    with pytest.raises(RequestError) as e:
+        minfer.quantize(src, out, "q4_0", dry_run=True)
+    assert e.value.code == "usage" and out.read_bytes() == b"old"
+    assert minfer.quantize(src, out, "q4_0", dry_run=True, overwrite=True).dry_run
+    out.unlink()
     # iq2_xxs without an imatrix: llama-quantize refuses it too
     with pytest.raises(RequestError) as e:
         minfer.quantize(src, out, "IQ2_XXS")

@@ -43,13 +43,6 @@ gguf::result<value_compare> compare_values(const gguf::model& ma, const gguf::te
     return c;
 }
 
-gguf::error not_convertible(const gguf::tensor_info& i) {
-    gguf::error e;
-    e.code = quant::codes::type_not_convertible;
-    e.found = static_cast<std::uint32_t>(i.type);
-    e.subject = i.name;
-    return e;
-}
 
 }  // namespace
 
@@ -83,9 +76,9 @@ gguf::result<std::vector<tensor_difference>> diff_tensors(const gguf::model& ma,
         // Values compare when ggml would call the shapes equal: the same ne.
         if (values && ta.info->ne == tb->info->ne) {
             if (!quant::can_dequantize(ta.info->type)) {
-                d.values_error = not_convertible(*ta.info);
+                d.values_error = quant::type_not_convertible_error(*ta.info);
             } else if (!quant::can_dequantize(tb->info->type)) {
-                d.values_error = not_convertible(*tb->info);
+                d.values_error = quant::type_not_convertible_error(*tb->info);
             } else if (auto c = compare_values(ma, ta, mb, *tb, progress)) {
                 d.values = *c;
             } else {

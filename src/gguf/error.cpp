@@ -160,7 +160,8 @@ std::string error::describe(bool path_said) const {
         case errc::bad_n_dims:
             return "tensor " + s + " has invalid number of dimensions: " + num(found) + " > " + num(expected);
         case errc::bad_dim:
-            return "tensor " + s + " has invalid number of elements: " + snum(found) + " in dimension " + num(expected);
+            return "tensor " + s + " has invalid number of elements: " + snum(found) + " in dimension " + num(expected) +
+                   (detail.empty() ? std::string() : ": " + detail);
         case errc::shape_overflow:
             return "tensor " + s + " with shape " + shape_text(shape) + " has more than INT64_MAX elements";
         case errc::bad_tensor_type: return "tensor " + s + " has invalid ggml type " + num(found);

@@ -58,7 +58,7 @@ result<void> still_replaceable(int dir_fd, const std::string& leaf, const std::f
     // The same words as check_output_path's.
     auto again = check_output_path(target, true);
     if (!again) return unexpected(std::move(again).error());
-    return unexpected(detail::file_error(gguf_write::codes::output_not_regular, target, "it changed into something other than a "
+    return unexpected(detail::file_error(gguf::write_codes::output_not_regular, target, "it changed into something other than a "
                                                                            "regular file while being written"));
 }
 
@@ -144,7 +144,17 @@ void atomic_file::discard() noexcept {
     dir_fd_ = -1;
 }
 
-result<void> atomic_file::commit() noexcept {
+result<void> atomic_file::sync() noexcept {
+    if (fd_ < 0 || ::fsync(fd_) == 0) return {};
+    const int err = errno;
+    try {
+        return unexpected(io_error(temp_.empty() ? target_ : temp_, "fsync the temporary file", err));
+    } catch (...) {
+        return unexpected(oom("reporting a failed fsync"));
+    }
+}
+
+result<void> atomic_file::commit(bool sync_directory) noexcept {
     try {
         if (fd_ < 0) return unexpected(io_error(target_, "commit (the file was already committed or discarded)", EBADF));
         // The bytes reach the disk before the name does, so after a crash the name holds the old
@@ -173,7 +183,7 @@ result<void> atomic_file::commit() noexcept {
             }
             ::close(fd_);  // bytes are durable already (fsync above)
             fd_ = -1;
-            const int derr = ::fsync(dir_fd_) != 0 ? errno : 0;
+            const int derr = sync_directory && ::fsync(dir_fd_) != 0 ? errno : 0;
             discard();
             if (derr != 0) return unexpected(io_error(target_, "fsync the directory of", derr));
             return {};
@@ -239,7 +249,7 @@ result<void> atomic_file::commit() noexcept {
         temp_leaf_.clear();  // it is the target now: discard() must not remove it
         temp_.clear();
         // The rename itself reaches the disk only with the directory.
-        const int err = ::fsync(dir_fd_) != 0 ? errno : 0;
+        const int err = sync_directory && ::fsync(dir_fd_) != 0 ? errno : 0;
         discard();
         if (err != 0) return unexpected(io_error(target_, "fsync the directory of", err));
         return {};

@@ -1,5 +1,5 @@
 // The writing library's error codes: names and descriptions (moved out of the loader's error.cpp).
-// The numbers are the low bytes of codes:: in minfer/gguf_write/errors.hpp; names never change (JSON, Python).
+// The numbers are the low bytes of write_codes:: in minfer/gguf_write/errors.hpp; names never change (JSON, Python).
 #include <array>
 #include <cstdint>
 #include <string>
@@ -8,7 +8,7 @@
 #include "minfer/gguf_write/errors.hpp"
 #include "minfer/gguf/text.hpp"
 
-namespace minfer::gguf_write {
+namespace minfer::gguf {
 namespace {
 
 // Index n - 1 is code n.
@@ -35,18 +35,18 @@ std::string quoted(std::string_view raw) {
 std::string describe(const gguf::error& e, bool path_said) {
     const std::string s = quoted(e.subject);
     switch (gguf::number_in_domain(e.code)) {  // the low byte: the codes are not enumerators of errc
-        case gguf::number_in_domain(codes::token_not_found):
+        case gguf::number_in_domain(write_codes::token_not_found):
             return e.found != 0 || e.detail.empty()
                        ? "token id " + num(e.found) + " is outside the vocabulary of " + num(e.expected) + " tokens"
                        : "no token of the vocabulary is " + e.detail;
-        case gguf::number_in_domain(codes::no_room_in_place):
+        case gguf::number_in_domain(write_codes::no_room_in_place):
             return "the new metadata and tensor table need " + num(e.found) + " bytes but only " + num(e.expected) +
                    " fit before the tensor data: " + num(e.found - e.expected) +
                    " bytes missing (write a new file with -o instead)";
-        case gguf::number_in_domain(codes::journal_present):
+        case gguf::number_in_domain(write_codes::journal_present):
             return "an interrupted in-place edit left its undo journal " + (e.file.empty() ? std::string() : quoted(e.file)) +
                    "; run 'minfer edit --recover' on the model first";
-        case gguf::number_in_domain(codes::journal_invalid): {
+        case gguf::number_in_domain(write_codes::journal_invalid): {
             // What to do: the journal cannot restore anything, so the model is as the interruption
             // left it; once it is checked, the journal only blocks every edit and can go.
             constexpr std::string_view suffix = ".minfer-undo";
@@ -58,9 +58,9 @@ std::string describe(const gguf::error& e, bool path_said) {
                    "); if it is sound, remove the journal (minfer edit --discard-journal " + model +
                    ", or edit_discard_journal in Python), otherwise restore the model from a copy";
         }
-        case gguf::number_in_domain(codes::too_many_parts):
+        case gguf::number_in_domain(write_codes::too_many_parts):
             return "the split needs " + num(e.found) + " parts but split.count (u16) can count at most " + num(e.expected);
-        case gguf::number_in_domain(codes::output_not_regular):
+        case gguf::number_in_domain(write_codes::output_not_regular):
             return "cannot write the output" + (path_said || e.file.empty() ? std::string() : " " + quoted(e.file)) + ": " +
                    (e.detail.empty() ? std::string("it") : e.detail) +
                    ", not a regular file: an output only ever creates a file or replaces a regular one";
@@ -73,6 +73,6 @@ constexpr gguf::error_domain domain{gguf::domains::gguf_write, "gguf_write", &na
 
 }  // namespace
 
-const gguf::error_domain& errors_domain() noexcept { return domain; }
+const gguf::error_domain& write_errors_domain() noexcept { return domain; }
 
-}  // namespace minfer::gguf_write
+}  // namespace minfer::gguf

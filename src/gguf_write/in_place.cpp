@@ -62,7 +62,7 @@ bool path_exists(const std::filesystem::path& p) {
 }
 
 error journal_present_error(const std::filesystem::path& model_file) {
-    error e = detail::file_error(gguf_write::codes::journal_present, undo_journal_path(model_file), {});
+    error e = detail::file_error(gguf::write_codes::journal_present, undo_journal_path(model_file), {});
     return e;
 }
 
@@ -158,7 +158,7 @@ result<in_place_edit> plan_in_place(const model& m, std::uint32_t part, const wr
             const std::uint64_t needed = first->table_end() + overhead;
             if (first->table_end() > D || needed > D) {
                 error e;
-                e.code = gguf_write::codes::no_room_in_place;
+                e.code = gguf::write_codes::no_room_in_place;
                 e.where = section::file;  // about the head as a whole, not a byte in it
                 e.file = p.path.string();
                 e.expected = D;
@@ -223,7 +223,7 @@ result<void> apply_in_place(const in_place_edit& edit, model&& planned_from) noe
         { model closing = std::move(planned_from); }
         const std::filesystem::path journal = undo_journal_path(edit.file);
         if (edit.new_head.size() != edit.old_head.size())
-            return unexpected(detail::file_error(gguf_write::codes::no_room_in_place, edit.file, "the new head differs in size"));
+            return unexpected(detail::file_error(gguf::write_codes::no_room_in_place, edit.file, "the new head differs in size"));
         fd_guard guard;
         auto fd = open_locked(edit.file, guard);
         if (!fd) return unexpected(std::move(fd).error());
@@ -296,7 +296,7 @@ result<recovery> recover_in_place(const std::filesystem::path& file) noexcept {
         if (::fstat(jguard.fd, &jst) != 0) return unexpected(detail::file_error(errc::io_error, journal, "stat", errno));
         if (::fstat(*fd, &st) != 0) return unexpected(detail::file_error(errc::io_error, file, "stat", errno));
         const auto jsize = static_cast<std::uint64_t>(jst.st_size);
-        auto invalid = [&](std::string why) { return unexpected(detail::file_error(gguf_write::codes::journal_invalid, journal, std::move(why))); };
+        auto invalid = [&](std::string why) { return unexpected(detail::file_error(gguf::write_codes::journal_invalid, journal, std::move(why))); };
         if (jsize < journal_fixed) return invalid("it is shorter than its fixed header");
         // Its size is checked against the model before anything is allocated from it.
         const auto file_size = static_cast<std::uint64_t>(st.st_size);

@@ -1,5 +1,5 @@
 // known_keys: the table (see known_keys.hpp for where it comes from and what it is for).
-#include "known_keys.hpp"
+#include "minfer/gguf_write/known_keys.hpp"
 
 #include <array>
 

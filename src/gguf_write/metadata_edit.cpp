@@ -15,7 +15,7 @@
 #include "minfer/gguf/text.hpp"
 #include "minfer/gguf_write/in_place.hpp"
 #include "minfer/gguf_write/errors.hpp"
-#include "known_keys.hpp"
+#include "minfer/gguf_write/known_keys.hpp"
 
 namespace minfer::gguf {
 namespace {
@@ -458,7 +458,7 @@ private:
         const bool has_vocab = tokens && tokens->element_type() == value_type::string;
         const std::uint64_t vocab_size = has_vocab ? tokens->size() : 0;
         const auto not_found = [&](std::uint64_t found, std::string detail) {
-            error e = make_error(gguf_write::codes::token_not_found, *key, std::move(detail));
+            error e = make_error(gguf::write_codes::token_not_found, *key, std::move(detail));
             e.expected = vocab_size;
             e.found = found;
             e.file = file_of(m_);

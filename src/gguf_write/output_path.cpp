@@ -30,7 +30,7 @@ const char* kind_of(mode_t mode) {
 }
 
 error not_regular(const std::filesystem::path& path, mode_t mode, const std::string& through) {
-    error e = file_error(gguf_write::codes::output_not_regular, path, std::string("it is ") + through + kind_of(mode));
+    error e = file_error(gguf::write_codes::output_not_regular, path, std::string("it is ") + through + kind_of(mode));
     e.found = static_cast<std::uint64_t>(mode & S_IFMT);
     return e;
 }
@@ -83,7 +83,7 @@ result<output_path> check_output_path(const std::filesystem::path& path, bool re
             const fd_guard fd{::open(path.c_str(), O_PATH | O_CLOEXEC)};
             if (fd.fd < 0) {
                 if (errno == ENOENT) {
-                    error e = file_error(gguf_write::codes::output_not_regular, path,
+                    error e = file_error(gguf::write_codes::output_not_regular, path,
                                          "it is a symbolic link to a missing file");
                     e.found = static_cast<std::uint64_t>(S_IFLNK);
                     return unexpected(std::move(e));

@@ -94,7 +94,8 @@ struct layout {
     std::vector<plan::tensor> tensors;
 };
 
-result<void> lay_out(std::span<const kv_desc> kvs, std::span<const tensor_desc> tensors, layout& result_out) {
+result<void> lay_out(std::span<const kv_desc> kvs, std::span<const tensor_desc> tensors, layout& result_out,
+                     bool pad_without_tensors) {
     std::vector<plan::tensor>& out = result_out.tensors;
     failure f;
     auto located = [&f](section s, std::size_t index, std::string_view name, std::uint64_t offset) {
@@ -187,7 +188,7 @@ result<void> lay_out(std::span<const kv_desc> kvs, std::span<const tensor_desc> 
     // The loader's layout: data at the padded end of the table (no padding without tensors), each
     // tensor at the running sum of padded sizes, the last one padded too.
     std::uint64_t data_offset = table_end;
-    if (!tensors.empty() && !pad_checked(table_end, align, data_offset)) {
+    if ((!tensors.empty() || pad_without_tensors) && !pad_checked(table_end, align, data_offset)) {
         f.set({errc::data_size_overflow, 0, table_end});
         return located(section::tensor_info, 0, {}, table_end);
     }
@@ -217,10 +218,11 @@ result<void> lay_out(std::span<const kv_desc> kvs, std::span<const tensor_desc> 
 
 }  // namespace
 
-result<plan> plan::make(std::span<const kv_desc> kvs, std::span<const tensor_desc> tensors) noexcept {
+result<plan> plan::make(std::span<const kv_desc> kvs, std::span<const tensor_desc> tensors,
+                        bool pad_without_tensors) noexcept {
     try {
         layout l;
-        if (auto r = lay_out(kvs, tensors, l); !r) return unexpected(std::move(r).error());
+        if (auto r = lay_out(kvs, tensors, l, pad_without_tensors); !r) return unexpected(std::move(r).error());
         plan p;
         p.alignment_ = l.align;
         p.kv_count_ = kvs.size();

@@ -79,10 +79,10 @@ struct part_size {
     std::uint64_t tensor_bytes = 0;
 
     // The file size with `t` added, false on overflow.
-    bool with(const tensor_info& t, std::uint32_t align, std::uint64_t& size, std::uint64_t& table_out,
+    bool with(const grouped_tensor& t, std::uint32_t align, std::uint64_t& size, std::uint64_t& table_out,
               std::uint64_t& data_out) const noexcept {
-        const std::uint64_t padded = pad_to(t.n_bytes, align);  // n_bytes < 2^63: the loader checked
-        if (__builtin_add_overflow(table, table_record_bytes(t), &table_out)) return false;
+        const std::uint64_t padded = pad_to(t.n_bytes, align);  // n_bytes < 2^63
+        if (__builtin_add_overflow(table, t.record_bytes, &table_out)) return false;
         if (__builtin_add_overflow(data, padded, &data_out)) return false;
         std::uint64_t table_end = 0, start = 0;
         if (__builtin_add_overflow(metadata_end, table_out, &table_end)) return false;
@@ -98,6 +98,62 @@ struct part_size {
 };
 
 }  // namespace
+
+result<std::vector<split_part>> group_into_parts(std::span<const grouped_tensor> tensors,
+                                                 const part_grouping& g) noexcept {
+    try {
+        const std::uint32_t align = g.alignment;
+        std::vector<split_part> parts;
+        part_size cur;
+        cur.metadata_end = g.first_head_bytes;
+        std::size_t cur_first = 0;
+        auto close = [&](std::size_t next_first) {
+            split_part sp;
+            sp.first = cur_first;
+            sp.count = static_cast<std::size_t>(cur.tensors);
+            sp.file_size = cur.size(align);
+            sp.tensor_bytes = cur.tensor_bytes;
+            sp.oversized = sp.file_size > g.max_bytes;
+            parts.push_back(sp);
+            cur = part_size{};
+            cur.metadata_end = g.later_head_bytes;
+            cur_first = next_first;
+        };
+        auto overflow = [](std::size_t i) {
+            error e;
+            e.code = errc::data_size_overflow;
+            e.index = static_cast<std::int64_t>(i);
+            return unexpected(std::move(e));
+        };
+        if (g.no_tensor_first_split && !tensors.empty()) close(0);
+        for (std::size_t i = 0; i < tensors.size(); ++i) {
+            const grouped_tensor& t = tensors[i];
+            std::uint64_t size = 0, table = 0, data = 0;
+            if (!cur.with(t, align, size, table, data)) return overflow(i);
+            // A part that holds a tensor already closes when the next one would break a limit; an
+            // empty part takes the tensor whatever its size (it would not fit anywhere else).
+            if (cur.tensors > 0 && (cur.tensors + 1 > g.max_tensors || size > g.max_bytes)) {
+                close(i);
+                if (!cur.with(t, align, size, table, data)) return overflow(i);
+            }
+            cur.table = table;
+            cur.data = data;
+            cur.tensors += 1;
+            cur.tensor_bytes += t.n_bytes;
+        }
+        close(tensors.size());
+        if (parts.size() > max_split_parts) {
+            error e;
+            e.code = gguf::write_codes::too_many_parts;
+            e.expected = max_split_parts;
+            e.found = parts.size();
+            return unexpected(std::move(e));
+        }
+        return parts;
+    } catch (...) {
+        return unexpected(oom("grouping the parts"));
+    }
+}
 
 result<split_plan> split_plan::make(const model& m, const split_options& options) noexcept {
     try {
@@ -133,57 +189,26 @@ result<split_plan> split_plan::make(const model& m, const split_options& options
         p.tensor_count_ = tensors.size();
         p.max_bytes_ = options.max_bytes;
 
-        part_size cur;
-        cur.metadata_end = first_meta->file_size();
-        std::size_t cur_first = 0;
-        auto close = [&](std::size_t next_first) {
-            split_part sp;
-            sp.first = cur_first;
-            sp.count = static_cast<std::size_t>(cur.tensors);
-            sp.file_size = cur.size(align);
-            sp.tensor_bytes = cur.tensor_bytes;
-            sp.oversized = sp.file_size > max_bytes;
-            p.parts_.push_back(sp);
-            cur = part_size{};
-            cur.metadata_end = later_meta->file_size();
-            cur_first = next_first;
-        };
-        if (options.no_tensor_first_split && !tensors.empty()) close(0);
-
-        for (std::size_t i = 0; i < tensors.size(); ++i) {
-            const tensor_info& t = *tensors[i].info;
-            std::uint64_t size = 0, table = 0, data = 0;
-            if (!cur.with(t, align, size, table, data)) {
-                error e;
-                e.code = errc::data_size_overflow;
-                e.subject.assign(t.name);
-                return unexpected(std::move(e));
+        std::vector<grouped_tensor> grouped;
+        grouped.reserve(tensors.size());
+        for (const tensor_ref& t : tensors) grouped.push_back({table_record_bytes(*t.info), t.info->n_bytes});
+        part_grouping g;
+        g.first_head_bytes = first_meta->file_size();
+        g.later_head_bytes = later_meta->file_size();
+        g.alignment = align;
+        g.max_tensors = max_tensors;
+        g.max_bytes = max_bytes;
+        g.no_tensor_first_split = options.no_tensor_first_split;
+        auto parts = group_into_parts(grouped, g);
+        if (!parts) {
+            error e = std::move(parts).error();
+            if (e.code == errc::data_size_overflow && e.index >= 0 && static_cast<std::size_t>(e.index) < tensors.size()) {
+                e.subject.assign(tensors[static_cast<std::size_t>(e.index)].info->name);
+                e.index = -1;  // the subject names it
             }
-            // A part that holds a tensor already closes when the next one would break a limit; an
-            // empty part takes the tensor whatever its size (it would not fit anywhere else).
-            if (cur.tensors > 0 && (cur.tensors + 1 > max_tensors || size > max_bytes)) {
-                close(i);
-                if (!cur.with(t, align, size, table, data)) {
-                    error e;
-                    e.code = errc::data_size_overflow;
-                    e.subject.assign(t.name);
-                    return unexpected(std::move(e));
-                }
-            }
-            cur.table = table;
-            cur.data = data;
-            cur.tensors += 1;
-            cur.tensor_bytes += t.n_bytes;
-        }
-        close(tensors.size());
-
-        if (p.parts_.size() > max_split_parts) {
-            error e;
-            e.code = gguf_write::codes::too_many_parts;
-            e.expected = max_split_parts;
-            e.found = p.parts_.size();
             return unexpected(std::move(e));
         }
+        p.parts_ = std::move(*parts);
         for (const split_part& sp : p.parts_) {
             if (__builtin_add_overflow(p.total_bytes_, sp.file_size, &p.total_bytes_)) {
                 error e;

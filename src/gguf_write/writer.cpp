@@ -433,7 +433,7 @@ result<plan> writer::make_plan() const noexcept {
         std::vector<tensor_desc> ts;
         ts.reserve(tensors_.size());
         for (const tensor_record& t : tensors_) ts.push_back({t.name, t.type, t.ne, t.source.size()});
-        return plan::make(kvs, ts);
+        return plan::make(kvs, ts, pad_without_tensors_);
     } catch (...) {
         return unexpected(oom("planning"));
     }
@@ -486,6 +486,12 @@ error too_large_for_memory(section where, std::uint64_t found, const char* what)
 }  // namespace
 
 result<void> writer::write(const std::filesystem::path& path, const write_options& options) const noexcept {
+    auto written = write_uncommitted(path, options);
+    if (!written) return unexpected(std::move(written).error());
+    return written->commit();
+}
+
+result<atomic_file> writer::write_uncommitted(const std::filesystem::path& path, const write_options& options) const noexcept {
     try {
         auto planned = make_plan();
         if (!planned) return unexpected(std::move(planned).error());
@@ -493,7 +499,7 @@ result<void> writer::write(const std::filesystem::path& path, const write_option
         if (!rules::fits_in_memory(p.data_offset()))
             return unexpected(too_large_for_memory(section::metadata, p.data_offset(), "header and tensor table"));
         opened_sources sources;
-        if (auto r = sources.open(tensors_, p); !r) return r;
+        if (auto r = sources.open(tensors_, p); !r) return unexpected(std::move(r).error());
         const std::vector<std::byte> head = encode_head(p, kvs_, tensors_);
 
         std::vector<tensor_source::kind> kinds;
@@ -530,7 +536,7 @@ result<void> writer::write(const std::filesystem::path& path, const write_option
             }
         };
         if (const auto s = detail::write_all(fd, head, 0); !s.ok()) return write_failed(s, SIZE_MAX, 0);
-        if (auto r = report(p.data_offset()); !r) return r;
+        if (auto r = report(p.data_offset()); !r) return unexpected(std::move(r).error());
         bool kernel = options.kernel_copy;
         for (std::size_t i = 0; i < tensors_.size(); ++i) {
             const tensor_source& s = tensors_[i].source;
@@ -567,18 +573,18 @@ result<void> writer::write(const std::filesystem::path& path, const write_option
                                 return write_failed(w, i, at + done);
                             return {};
                         });
-                    if (!r) return r;
+                    if (!r) return unexpected(std::move(r).error());
                     break;
                 }
             }
-            if (auto r = report(at + p.tensors()[i].padded_bytes); !r) return r;
+            if (auto r = report(at + p.tensors()[i].padded_bytes); !r) return unexpected(std::move(r).error());
         }
         // The size the plan says: trailing zero tensors and the last padding become a hole.
         if (::ftruncate(fd, static_cast<off_t>(p.file_size())) != 0) {
             const int err = errno;
             return unexpected(io_error(target, "set the size of", err));
         }
-        return out->commit();
+        return std::move(*out);
     } catch (const std::bad_alloc&) {
         return unexpected(oom("writing"));
     } catch (...) {

@@ -13,7 +13,7 @@ namespace minfer::quant {
 namespace {
 
 // Index n - 1 is code n.
-constexpr std::array<std::string_view, 8> names{
+constexpr std::array<std::string_view, 9> names{
     "type_not_convertible",
     "type_not_quantizable",
     "importance_required",
@@ -21,7 +21,8 @@ constexpr std::array<std::string_view, 8> names{
     "bad_imatrix",
     "imatrix_mismatch",
     "requantize_refused",
-    "non_finite_weight"};
+    "non_finite_weight",
+    "row_too_long"};
 
 std::string_view name(std::uint8_t code) noexcept {
     return code >= 1 && code <= names.size() ? names[code - 1u] : std::string_view();
@@ -59,8 +60,10 @@ std::string describe(const gguf::error& e, bool /*path_said*/) {
                    " needs importance weights (an imatrix) to be quantized" +
                    (e.detail.empty() ? std::string() : " (" + e.detail + ")");
         case gguf::number_in_domain(codes::quantize_failed):
-            return "row " + std::to_string(e.index) + ": quantizing to " + type_name(e.found) +
-                   " failed (an input ggml's quantizer would stop on)" + (e.detail.empty() ? std::string() : ": " + e.detail);
+            // detail: why, when the caller knows (toolbox::quantize's validation of the output).
+            return (e.subject.empty() ? std::string() : "tensor " + s + ", ") + "row " + std::to_string(e.index) +
+                   ": quantizing to " + type_name(e.found) + " failed" +
+                   (e.detail.empty() ? std::string(" (an input ggml's quantizer would stop on)") : ": " + e.detail);
         case gguf::number_in_domain(codes::bad_imatrix):
             return std::string("the importance matrix is malformed") + (e.subject.empty() ? std::string() : " at entry " + s) +
                    (e.detail.empty() ? std::string() : ": " + e.detail);
@@ -70,6 +73,9 @@ std::string describe(const gguf::error& e, bool /*path_said*/) {
         case gguf::number_in_domain(codes::requantize_refused):
             return "tensor " + s + " is already quantized (" + type_name(e.found) +
                    "); requantizing loses precision twice, allow it explicitly (--allow-requantize)";
+        case gguf::number_in_domain(codes::row_too_long):
+            return "tensor " + s + " has rows of " + num(e.found) + " values, more than the " + num(e.expected) +
+                   " a model quantization converts at once (a row is quantized whole)";
         case gguf::number_in_domain(codes::non_finite_weight):
             return "tensor " + s + " holds a NaN or an infinity at value " + snum(static_cast<std::uint64_t>(e.index)) +
                    ", which no quantized type can represent";
@@ -83,5 +89,13 @@ constexpr gguf::error_domain domain{gguf::domains::quant, "quant", &name, &descr
 }  // namespace
 
 const gguf::error_domain& errors_domain() noexcept { return domain; }
+
+gguf::error type_not_convertible_error(const gguf::tensor_info& t) {
+    gguf::error e;
+    e.code = codes::type_not_convertible;
+    e.found = static_cast<std::uint32_t>(t.type);
+    e.subject = t.name;
+    return e;
+}
 
 }  // namespace minfer::quant

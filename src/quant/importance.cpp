@@ -32,6 +32,12 @@ using gguf::unexpected;
 // reaches a few GiB. Larger is refused before a byte is read.
 constexpr std::uint64_t max_file_bytes = std::uint64_t{16} << 30;
 
+// The most entries taken. A model has a few per layer and per expert tensor (Kimi K2, 61 layers, a
+// few hundred); a file of many tiny entries would otherwise cost ten times its size in bookkeeping
+// (a name and two containers per entry). With the cap, the reader's memory is at most about twice
+// the file (the weights are as many floats as the file's sums) plus a bounded overhead.
+constexpr std::uint64_t max_entries = std::uint64_t{1} << 16;
+
 // llama_model_kv_override::val_str is char[128]: llama-quantize strncpy's 127 bytes into it, so its
 // string keys stop at the first NUL and after 127 bytes.
 std::string kv_text(std::string_view s) {
@@ -97,23 +103,28 @@ public:
 
     result<parsed> read() {
         parsed out;
-        if (auto r = need(4, "the entry count", {}); !r) return unexpected(r.error());
+        if (auto r = need(4, [] { return std::string("the entry count"); }, {}); !r) return unexpected(r.error());
         const std::int32_t n_entries = i32();
         if (n_entries < 1)
             return unexpected(bad(0, {}, "the entry count is " + std::to_string(n_entries) + ", at least 1 is needed"));
+        if (static_cast<std::uint64_t>(n_entries) > max_entries)
+            return unexpected(bad(0, {}, "the entry count is " + std::to_string(n_entries) + ", more than the " +
+                                             std::to_string(max_entries) + " this reader takes (a model has a few per layer)"));
         for (std::int32_t i = 0; i < n_entries; ++i) {
-            const std::string which = "entry " + std::to_string(i);
+            // Descriptions are built only for an error: this loop may run 65536 times.
+            auto which = [i] { return "entry " + std::to_string(i); };
             const std::uint64_t len_at = pos_;
-            if (auto r = need(4, "the name length of " + which, {}); !r) return unexpected(r.error());
+            if (auto r = need(4, [&] { return "the name length of " + which(); }, {}); !r) return unexpected(r.error());
             const std::int32_t len = i32();
             if (len < 0)
-                return unexpected(bad(len_at, {}, "the name length of " + which + " is " + std::to_string(len)));
-            if (auto r = need(static_cast<std::uint64_t>(len), "the name of " + which, {}); !r) return unexpected(r.error());
+                return unexpected(bad(len_at, {}, "the name length of " + which() + " is " + std::to_string(len)));
+            if (auto r = need(static_cast<std::uint64_t>(len), [&] { return "the name of " + which(); }, {}); !r)
+                return unexpected(r.error());
             // llama-quantize builds the name from a NUL-terminated buffer: it ends at the first NUL.
             std::string_view raw(reinterpret_cast<const char*>(b_.data() + pos_), static_cast<std::size_t>(len));
             std::string name(raw.substr(0, std::min(raw.find('\0'), raw.size())));
             pos_ += static_cast<std::uint64_t>(len);
-            if (auto r = need(8, "the call and value counts", name); !r) return unexpected(r.error());
+            if (auto r = need(8, [] { return std::string("the call and value counts"); }, name); !r) return unexpected(r.error());
             raw_entry e;
             e.legacy = true;
             e.ncall = i32();
@@ -122,7 +133,8 @@ public:
             if (nval < 1)
                 return unexpected(bad(nval_at, name, "its value count is " + std::to_string(nval) + ", at least 1 is needed"));
             const std::uint64_t bytes = static_cast<std::uint64_t>(nval) * 4;
-            if (auto r = need(bytes, "its " + std::to_string(nval) + " values", name); !r) return unexpected(r.error());
+            if (auto r = need(bytes, [nval] { return "its " + std::to_string(nval) + " values"; }, name); !r)
+                return unexpected(r.error());
             e.sums = b_.subspan(static_cast<std::size_t>(pos_), static_cast<std::size_t>(bytes));
             e.sums_offset = pos_;
             pos_ += bytes;
@@ -130,14 +142,16 @@ public:
             out.entries.insert_or_assign(std::move(name), e);
         }
         if (pos_ < b_.size()) {  // the trailer is optional, but once begun it must be whole
-            if (auto r = need(4, "the chunk count after the entries", {}); !r) return unexpected(r.error());
+            if (auto r = need(4, [] { return std::string("the chunk count after the entries"); }, {}); !r)
+                return unexpected(r.error());
             out.chunks = i32();
             const std::uint64_t len_at = pos_;
-            if (auto r = need(4, "the dataset name's length", {}); !r) return unexpected(r.error());
+            if (auto r = need(4, [] { return std::string("the dataset name's length"); }, {}); !r) return unexpected(r.error());
             const std::int32_t len = i32();
             if (len < 0)
                 return unexpected(bad(len_at, {}, "the dataset name's length is " + std::to_string(len)));
-            if (auto r = need(static_cast<std::uint64_t>(len), "the dataset name", {}); !r) return unexpected(r.error());
+            if (auto r = need(static_cast<std::uint64_t>(len), [] { return std::string("the dataset name"); }, {}); !r)
+                return unexpected(r.error());
             out.dataset = kv_text({reinterpret_cast<const char*>(b_.data() + pos_), static_cast<std::size_t>(len)});
             out.has_dataset = true;
         }
@@ -145,10 +159,11 @@ public:
     }
 
 private:
-    result<void> need(std::uint64_t n, const std::string& what, std::string_view subject) const {
+    template <class Describe>
+    result<void> need(std::uint64_t n, Describe&& what, std::string_view subject) const {
         const std::uint64_t left = b_.size() - pos_;
         if (n <= left) return {};
-        error e = make_error(errc::truncated, file_, pos_, subject, what);
+        error e = make_error(errc::truncated, file_, pos_, subject, what());
         e.expected = n;
         e.found = left;
         return unexpected(std::move(e));
@@ -227,6 +242,11 @@ result<parsed> read_gguf(std::span<const std::byte> bytes, const std::string& fi
         const gguf::tensor_info* sums = nullptr;
         const gguf::tensor_info* counts = nullptr;
     };
+    // Four tensors an entry at most (in_sum2, counts, and llama-imatrix's in_sum and stats).
+    if (view->tensors().size() > 4 * max_entries)
+        return bad(0, {}, std::to_string(view->tensors().size()) + " tensors, more than the " +
+                              std::to_string(4 * max_entries) + " of the " + std::to_string(max_entries) +
+                              " entries this reader takes (a model has a few per layer)");
     std::map<std::string_view, pair_of> pairs;
     constexpr std::string_view sums_suffix = ".in_sum2", counts_suffix = ".counts";
     for (const gguf::tensor_info& t : view->tensors()) {
@@ -236,6 +256,9 @@ result<parsed> read_gguf(std::span<const std::byte> bytes, const std::string& fi
         else if (n.ends_with(counts_suffix))
             pairs[n.substr(0, n.size() - counts_suffix.size())].counts = &t;
     }
+    if (pairs.size() > max_entries)
+        return bad(0, {}, std::to_string(pairs.size()) + " entries, more than the " + std::to_string(max_entries) +
+                              " this reader takes (a model has a few per layer)", gguf::section::tensor_info);
     for (const auto& [name, p] : pairs) {
         if (p.sums == nullptr) return bad(p.counts->info_offset, name, "its in_sum2 tensor is missing");
         if (p.counts == nullptr) return bad(p.sums->info_offset, name, "its counts tensor is missing");
@@ -317,6 +340,7 @@ result<importance_matrix> read(const std::filesystem::path& path, const importan
     m.dataset = std::move(p->dataset);
     m.has_dataset = p->has_dataset;
     m.chunks_count = p->chunks;
+    m.entries.reserve(p->entries.size());
     for (const auto& [name, e] : p->entries) {
         if (!kept(name, filter)) continue;
         auto v = weights(name, e, file);

@@ -143,4 +143,22 @@ const iq_lattice& iq3s_lattice() {
     return t;
 }
 
+bool prepare_lattice(gguf::tensor_type type) noexcept {
+    try {
+        switch (type) {
+            case gguf::tensor_type::iq2_xxs: (void)iq2xxs_lattice(); break;
+            case gguf::tensor_type::iq2_xs: (void)iq2xs_lattice(); break;
+            case gguf::tensor_type::iq2_s: (void)iq2s_lattice(); break;
+            case gguf::tensor_type::iq1_s:
+            case gguf::tensor_type::iq1_m: (void)iq1s_lattice(); break;
+            case gguf::tensor_type::iq3_xxs: (void)iq3xxs_lattice(); break;
+            case gguf::tensor_type::iq3_s: (void)iq3s_lattice(); break;
+            default: break;
+        }
+        return true;
+    } catch (...) {  // std::bad_alloc: the static stays unbuilt, and the next call tries again
+        return false;
+    }
+}
+
 }  // namespace minfer::quant::detail

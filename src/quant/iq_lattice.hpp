@@ -8,6 +8,8 @@
 // the same entries in the same order (see iq_lattice.cpp). Built on first use, once per process
 // (function-local statics: thread-safe), from the grids of grids.hpp.
 #include <cstdint>
+
+#include "minfer/gguf/types.hpp"
 #include <vector>
 
 namespace minfer::quant::detail {
@@ -43,5 +45,11 @@ const iq_lattice& iq2s_lattice();
 const iq_lattice& iq1s_lattice();
 const iq_lattice& iq3xxs_lattice();
 const iq_lattice& iq3s_lattice();
+
+/// Build the lattice `type`'s quantizer uses (nothing for a type without one), on the calling thread.
+/// The tables are built once, on first use, and allocate; the row quantizers are noexcept and run on
+/// workers, where a failed allocation would end the process. quantize_rows_parallel calls this first:
+/// false (out of memory) is returned as an error, and once it is true no later use allocates.
+bool prepare_lattice(gguf::tensor_type type) noexcept;
 
 }  // namespace minfer::quant::detail

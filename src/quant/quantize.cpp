@@ -2,6 +2,8 @@
 // quantizer (the basic family or the codebook one), and the threaded path.
 #include "minfer/quant/quantize.hpp"
 
+#include "iq_lattice.hpp"
+
 #include <algorithm>
 #include <thread>
 #include <vector>
@@ -93,6 +95,7 @@ result<void> quantize_rows_parallel(tensor_type type, std::span<const float> src
     auto p = check(type, src, n_per_row, importance, dst);
     if (!p) return unexpected(std::move(p).error());
     if (p->rows == 0) return {};
+    if (!detail::prepare_lattice(type)) return unexpected(gguf::out_of_memory_error("building the codebook lattice"));
     const float* imp = importance.empty() ? nullptr : importance.data();
     auto* out = reinterpret_cast<std::uint8_t*>(dst.data());
     // Rows [r0, r1): the global index of the first failing row, or -1.
@@ -102,21 +105,30 @@ result<void> quantize_rows_parallel(tensor_type type, std::span<const float> src
         return bad < 0 ? -1 : r0 + bad;
     };
 
-    if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+    // At most one thread per hardware thread (more only add start-up and switching: llama-quantize's
+    // THREADS=100000 once started thousands per batch), and no more than rows.
+    const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+    if (threads == 0 || threads > hw) threads = hw;
     const auto n = static_cast<unsigned>(std::min<std::int64_t>(threads, p->rows));
     std::int64_t bad = -1;
-    if (n <= 1) {
-        bad = run(0, p->rows);
-    } else {
-        // Thread k takes rows [k*rows/n, (k+1)*rows/n); the caller's thread takes the last run and
-        // any run whose thread could not be started. Rows are independent: the bytes are the same.
-        std::vector<std::int64_t> first_bad(n, -1);
-        auto boundary = [&](unsigned k) { return p->rows * static_cast<std::int64_t>(k) / n; };
-        std::vector<std::thread> pool;
+    // Thread k takes rows [k*rows/n, (k+1)*rows/n); the caller's thread takes the last run and any
+    // run whose thread could not be started, and all of them when the bookkeeping cannot be
+    // allocated (this function is noexcept: a failed allocation must not end the process). Rows are
+    // independent: the bytes are the same.
+    std::vector<std::int64_t> first_bad;
+    std::vector<std::thread> pool;
+    if (n > 1) {
         try {
+            first_bad.assign(n, -1);
             pool.reserve(n - 1);
         } catch (...) {
+            first_bad.clear();
         }
+    }
+    if (first_bad.empty()) {
+        bad = run(0, p->rows);
+    } else {
+        auto boundary = [&](unsigned k) { return p->rows * static_cast<std::int64_t>(k) / n; };
         for (unsigned k = 0; k + 1 < n; ++k) {
             try {
                 pool.emplace_back([&, k] { first_bad[k] = run(boundary(k), boundary(k + 1)); });

@@ -422,7 +422,26 @@ std::vector<std::size_t> llama_tensor_order(std::span<const tensor_fact> tensors
     return idx;
 }
 
-result<type_plan> plan_types(const model_facts& m, const plan_options& o) {
+namespace {
+result<type_plan> plan_types_unchecked(const model_facts& m, const plan_options& o);
+}  // namespace
+
+result<type_plan> plan_types(const model_facts& m, const plan_options& o) noexcept {
+    try {
+        return plan_types_unchecked(m, o);
+    } catch (const std::regex_error& e) {  // a pattern too complex to search (error_complexity, error_stack)
+        try {
+            return unexpected(plan_error(errc::bad_value_text, "tensor_types", std::string("a pattern could not be searched: ") + e.what()));
+        } catch (...) {
+            return unexpected(gguf::out_of_memory_error("planning the tensor types"));
+        }
+    } catch (...) {  // std::bad_alloc
+        return unexpected(gguf::out_of_memory_error("planning the tensor types"));
+    }
+}
+
+namespace {
+result<type_plan> plan_types_unchecked(const model_facts& m, const plan_options& o) {
     const auto def = default_type(o.ftype);
     if (!def)
         return unexpected(plan_error(errc::bad_value_text, std::to_string(static_cast<std::uint32_t>(o.ftype)),
@@ -499,5 +518,6 @@ result<type_plan> plan_types(const model_facts& m, const plan_options& o) {
     }
     return plan;
 }
+}  // namespace
 
 }  // namespace minfer::quant

@@ -19,7 +19,7 @@ gguf::result<void> refuse_journal(const fs::path& file) {
     const fs::path journal = gguf::undo_journal_path(file);
     if (!fs::exists(journal, ec)) return {};
     gguf::error e;
-    e.code = gguf_write::codes::journal_present;
+    e.code = gguf::write_codes::journal_present;
     e.file = journal.string();
     return gguf::unexpected(std::move(e));
 }

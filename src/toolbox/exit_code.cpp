@@ -1,42 +1,113 @@
+// One row per code that any library names: its kind, its exit code, and whether the CLI says "failed
+// to parse GGUF" for it. A table rather than rules about a code's position in its enum: a code
+// appended to the loader's list once fell into the wrong class (input_too_large exited 1 from
+// quantize --imatrix and 3 from edit). tests/unit/test_toolbox.cpp walks every named code of every
+// domain and fails on one without a row, so a new code is classified when it is added.
 #include "minfer/toolbox/exit_code.hpp"
 
+#include <array>
+
+#include "minfer/check/errors.hpp"
 #include "minfer/gguf_write/errors.hpp"
 #include "minfer/quant/errors.hpp"
 
 namespace minfer::toolbox {
+namespace {
 
-bool is_io_failure(gguf::errc code) noexcept {
-    // Every code of minfer::remote is a transfer's (range_ignored, bad_content_range, …): named by its
-    // domain, since this library does not link remote.
-    if (gguf::domain_of(code) == gguf::domains::remote) return true;
-    switch (code) {
-        case gguf::errc::io_error:
-        case gguf::errc::split_part_missing:
-        case gguf::errc::out_of_memory:
-        // a remote file's transfer: the file may be fine, it could not be read
-        case gguf::errc::fetch_budget_exceeded:
-        case gguf::errc::http_status:
-        case gguf::errc::transfer_failed: return true;
-        default: return false;
-    }
+using gguf::errc;
+constexpr error_kind invalid = error_kind::invalid_file;
+constexpr error_kind request = error_kind::request;
+constexpr error_kind io = error_kind::io;
+
+// parse: the CLI's "failed to parse GGUF" (what model::open says about a file that is not a valid model).
+constexpr classification row(errc c, error_kind k, int exit, bool parse = false) { return {c, k, exit, parse}; }
+constexpr classification bad_file(errc c) { return row(c, invalid, exit_parse, true); }
+
+constexpr std::array table{
+    // the loader: environment
+    row(errc::io_error, io, exit_io),
+    row(errc::out_of_memory, io, exit_io),
+    // the loader: what model::open says about the file
+    bad_file(errc::truncated), bad_file(errc::bad_magic), bad_file(errc::bad_version), bad_file(errc::byte_swapped),
+    bad_file(errc::version_unsupported), bad_file(errc::version_too_new), bad_file(errc::negative_count),
+    bad_file(errc::count_too_large), bad_file(errc::empty_key), bad_file(errc::duplicate_key),
+    bad_file(errc::bad_value_type), bad_file(errc::nested_array), bad_file(errc::string_too_long),
+    bad_file(errc::string_exceeds_file), bad_file(errc::array_too_long), bad_file(errc::array_exceeds_file),
+    bad_file(errc::bad_bool), bad_file(errc::alignment_wrong_type), bad_file(errc::bad_alignment),
+    bad_file(errc::bad_name_length), bad_file(errc::duplicate_tensor), bad_file(errc::bad_n_dims),
+    bad_file(errc::bad_dim), bad_file(errc::shape_overflow), bad_file(errc::bad_tensor_type),
+    bad_file(errc::removed_tensor_type), bad_file(errc::not_block_multiple), bad_file(errc::size_overflow),
+    bad_file(errc::offset_mismatch), bad_file(errc::data_size_overflow), bad_file(errc::data_truncated),
+    bad_file(errc::split_not_first), bad_file(errc::split_no_mismatch), bad_file(errc::split_count_mismatch),
+    row(errc::split_part_missing, io, exit_io),  // a part that cannot be opened: the set may be fine
+    bad_file(errc::split_tensor_count_mismatch), bad_file(errc::split_duplicate_tensor), bad_file(errc::split_bad_key),
+    bad_file(errc::nul_in_name), bad_file(errc::split_arch_mismatch), bad_file(errc::split_bad_name),
+    // the loader: an accessor's answer to a request, not a verdict on the file
+    row(errc::key_not_found, request, exit_parse), row(errc::type_mismatch, request, exit_parse),
+    row(errc::tensor_not_found, request, exit_parse), row(errc::index_out_of_range, request, exit_parse),
+    row(errc::value_out_of_range, request, exit_parse),
+    // shared codes
+    row(errc::bad_value_text, request, exit_usage),        // the command line's value, not the file
+    row(errc::buffer_size_mismatch, request, exit_parse),
+    row(errc::head_incomplete, request, exit_parse),
+    row(errc::fetch_budget_exceeded, io, exit_io),         // a remote file's transfer: the file may be fine
+    row(errc::http_status, io, exit_io),
+    row(errc::transfer_failed, io, exit_io),
+    row(errc::bad_hyperparameter, invalid, exit_parse),    // a valid GGUF file llama.cpp cannot load
+    row(errc::model_incomplete, request, exit_usage),      // a remote model where the file is needed
+    row(errc::input_too_large, io, exit_io),               // a named input beyond its cap (docs/ERRORS.md)
+    // gguf_write
+    row(gguf::write_codes::token_not_found, request, exit_parse),
+    row(gguf::write_codes::no_room_in_place, request, exit_parse),
+    row(gguf::write_codes::journal_present, request, exit_parse),
+    row(gguf::write_codes::journal_invalid, request, exit_parse),  // the journal, not the model: a request it cannot honour
+    row(gguf::write_codes::too_many_parts, request, exit_parse),
+    row(gguf::write_codes::output_not_regular, request, exit_usage),  // an output that names no file to replace
+    // quant
+    row(quant::codes::type_not_convertible, request, exit_parse),
+    row(quant::codes::type_not_quantizable, request, exit_parse),
+    row(quant::codes::importance_required, request, exit_parse),
+    row(quant::codes::quantize_failed, request, exit_parse),
+    row(quant::codes::bad_imatrix, invalid, exit_parse),
+    row(quant::codes::imatrix_mismatch, request, exit_parse),
+    row(quant::codes::requantize_refused, request, exit_usage),  // needs the user's explicit --allow-requantize
+    row(quant::codes::non_finite_weight, request, exit_parse),
+    row(quant::codes::row_too_long, request, exit_parse),
+    // check
+    row(check::codes::hash_unavailable, request, exit_parse),
+    row(check::codes::manifest_too_large, request, exit_parse),
+    row(check::codes::manifest_bad_line, request, exit_parse),
+    // remote (range_ignored, bad_content_range), by number: this library does not link remote (whose
+    // header would register its domain and pull in libcurl). Every one is a transfer's: the file may
+    // be fine, it could not be read.
+    row(gguf::make_code(gguf::domains::remote, 1), io, exit_io),
+    row(gguf::make_code(gguf::domains::remote, 2), io, exit_io),
+};
+
+// A code no row names: remote's domain is transfers only (a code it adds later is I/O too); any
+// other is taken as a request (exit 1) until the table says otherwise.
+constexpr classification unnamed_remote{errc::ok, io, exit_io, false};
+constexpr classification unnamed{errc::ok, request, exit_parse, false};
+
+const classification& classify(errc code) noexcept {
+    for (const classification& c : table)
+        if (c.code == code) return c;
+    return gguf::domain_of(code) == gguf::domains::remote ? unnamed_remote : unnamed;
 }
 
-bool is_parse_failure(gguf::errc code) noexcept {
-    // The loader's codes come first in its domain (up to split_bad_name); among them, these five are what an
-    // accessor returns for a request, not a verdict on the file.
-    using gguf::errc;
-    return !is_io_failure(code) && gguf::domain_of(code) == gguf::domains::loader &&
-           static_cast<int>(code) <= static_cast<int>(errc::split_bad_name) &&
-           code != errc::key_not_found && code != errc::type_mismatch && code != errc::tensor_not_found &&
-           code != errc::index_out_of_range && code != errc::value_out_of_range;
+}  // namespace
+
+const classification* find_classification(gguf::errc code) noexcept {
+    for (const classification& c : table)
+        if (c.code == code) return &c;
+    return nullptr;
 }
 
-error_kind kind_of(gguf::errc code) noexcept {
-    if (is_io_failure(code)) return error_kind::io;
-    if (is_parse_failure(code) || code == gguf::errc::bad_hyperparameter || code == quant::codes::bad_imatrix)
-        return error_kind::invalid_file;
-    return error_kind::request;
-}
+bool is_io_failure(gguf::errc code) noexcept { return classify(code).kind == error_kind::io; }
+
+bool is_parse_failure(gguf::errc code) noexcept { return classify(code).parse_failure; }
+
+error_kind kind_of(gguf::errc code) noexcept { return classify(code).kind; }
 
 std::string_view to_string(error_kind kind) noexcept {
     switch (kind) {
@@ -47,14 +118,6 @@ std::string_view to_string(error_kind kind) noexcept {
     return "request";
 }
 
-int exit_code_for(gguf::errc code) noexcept {
-    if (is_io_failure(code)) return exit_io;
-    if (code == gguf::errc::bad_value_text ||                // the command line's value, not the file
-        code == gguf::errc::model_incomplete ||              // a remote model where the file is needed
-        code == gguf_write::codes::output_not_regular ||     // an output that names no file to replace
-        code == quant::codes::requantize_refused)            // needs the user's explicit --allow-requantize
-        return exit_usage;
-    return exit_parse;
-}
+int exit_code_for(gguf::errc code) noexcept { return classify(code).exit; }
 
 }  // namespace minfer::toolbox

@@ -2,8 +2,8 @@
 // open the input, plan every tensor's type (quant::plan_types), check everything a real run could
 // refuse that needs no tensor byte (options, imatrix entries, requantizing, shapes, the outputs), lay
 // out the outputs (one file, keep_split's one per input part, or a split set within the limits) as
-// writers whose converted tensors are streaming sources (quantize_source.cpp), then write them, part
-// 1 last, removing what this run wrote if anything fails.
+// writers whose converted tensors are streaming sources (quantize_source.cpp), then write them by
+// the toolbox's one multi-file protocol (write_parts: all complete before any is named, part 1 last).
 #include "minfer/toolbox/quantize.hpp"
 
 #include <algorithm>
@@ -25,7 +25,9 @@
 #include "minfer/quant/dequantize.hpp"
 #include "minfer/quant/quantize.hpp"
 #include "minfer/gguf_write/errors.hpp"
+#include "minfer/gguf_write/known_keys.hpp"
 #include "minfer/quant/errors.hpp"
+#include "minfer/toolbox/split_write.hpp"
 #include "quantize_internal.hpp"
 
 namespace minfer::toolbox {
@@ -109,6 +111,7 @@ void put_part_metadata(gguf::writer& w, const context& c, std::uint32_t part, st
 
 gguf::result<gguf::writer> part_writer(const context& c, const out_part& p, std::uint32_t part, std::uint32_t count) {
     gguf::writer w;
+    w.pad_table_without_tensors();  // as ggml's writer: a vocabulary-only output is llama.cpp's bytes
     put_part_metadata(w, c, part, count);
     for (std::size_t i = p.first; i < p.first + p.count; ++i) {
         const out_tensor& t = c.tensors[i];
@@ -135,12 +138,9 @@ std::uint64_t table_record_bytes(const out_tensor& t) noexcept {
     return 8 + t.choice->name.size() + 4 + 8ull * t.n_dims + 4 + 8;
 }
 
-// gguf::split_plan's greedy grouping over the output tensors: a tensor joins the current part while
-// the part's whole file stays within both limits, else starts the next part; an empty part takes a
-// tensor whatever its size.
+// The output tensors grouped by gguf::group_into_parts, the grouping split_plan uses (the parts'
+// heads as this output's writers lay them out; every sum checked).
 gguf::result<std::vector<out_part>> group_by_limits(const context& c, const std::string& prefix) {
-    const std::uint64_t max_tensors = c.rq->split_max_tensors.value_or(std::numeric_limits<std::uint64_t>::max());
-    const std::uint64_t max_bytes = c.rq->split_max_bytes.value_or(std::numeric_limits<std::uint64_t>::max());
     auto head_size = [&c](std::uint32_t part) -> gguf::result<gguf::plan> {
         gguf::writer w;
         put_part_metadata(w, c, part, 2);  // the values of split.no / split.count do not change sizes
@@ -150,54 +150,47 @@ gguf::result<std::vector<out_part>> group_by_limits(const context& c, const std:
     if (!first) return unexpected(std::move(first).error());
     auto later = head_size(1);
     if (!later) return unexpected(std::move(later).error());
-    const std::uint64_t align = first->alignment();
 
-    std::vector<out_part> parts;
-    std::uint64_t head = first->file_size(), table = 0, data = 0, n = 0;
-    out_part cur;
-    for (std::size_t i = 0; i < c.tensors.size(); ++i) {
-        const out_tensor& t = c.tensors[i];
-        // Sizes below 2^63 (the loader's and the plan's limits), so these sums do not overflow.
-        auto size_with = [&](std::uint64_t h, std::uint64_t tb, std::uint64_t db) {
-            return gguf::pad_to(h + tb + table_record_bytes(t), align) + db + gguf::pad_to(t.n_bytes, align);
-        };
-        if (n > 0 && (n + 1 > max_tensors || size_with(head, table, data) > max_bytes)) {
-            cur.count = static_cast<std::size_t>(n);
-            parts.push_back(cur);
-            cur = out_part{};
-            cur.first = i;
-            head = later->file_size();
-            table = data = n = 0;
-        }
-        table += table_record_bytes(t);
-        data += gguf::pad_to(t.n_bytes, align);
-        ++n;
-    }
-    cur.count = static_cast<std::size_t>(n);
-    parts.push_back(cur);
-    if (parts.size() > gguf::max_split_parts) {
-        error e;
-        e.code = gguf_write::codes::too_many_parts;
-        e.expected = gguf::max_split_parts;
-        e.found = parts.size();
+    std::vector<gguf::grouped_tensor> grouped;
+    grouped.reserve(c.tensors.size());
+    for (const out_tensor& t : c.tensors) grouped.push_back({table_record_bytes(t), t.n_bytes});
+    gguf::part_grouping g;
+    g.first_head_bytes = first->file_size();
+    g.later_head_bytes = later->file_size();
+    g.alignment = first->alignment();
+    g.max_tensors = c.rq->split_max_tensors.value_or(std::numeric_limits<std::uint64_t>::max());
+    g.max_bytes = c.rq->split_max_bytes.value_or(std::numeric_limits<std::uint64_t>::max());
+    auto grouped_parts = gguf::group_into_parts(grouped, g);
+    if (!grouped_parts) {
+        error e = std::move(grouped_parts).error();
+        if (e.index >= 0 && static_cast<std::size_t>(e.index) < c.tensors.size())
+            e.subject = c.tensors[static_cast<std::size_t>(e.index)].choice->name;
         return unexpected(std::move(e));
     }
-    const auto count = static_cast<std::uint32_t>(parts.size());
-    for (std::uint32_t i = 0; i < count; ++i) parts[i].path = gguf::split_file_name(prefix, i, count);
+    std::vector<out_part> parts;
+    parts.reserve(grouped_parts->size());
+    const auto count = static_cast<std::uint32_t>(grouped_parts->size());
+    for (std::uint32_t i = 0; i < count; ++i) {
+        out_part p;
+        p.path = gguf::split_file_name(prefix, i, count);
+        p.first = (*grouped_parts)[i].first;
+        p.count = (*grouped_parts)[i].count;
+        parts.push_back(std::move(p));
+    }
     return parts;
 }
 
 // The per-tensor checks a real run would fail on, in llama_model_quantize's order for one tensor
 // (imatrix entry, then a missing imatrix, then requantizing), and ours (a 4-D tensor).
 gguf::result<void> check_tensor(const quantize_request& rq, const quant::importance_matrix* im, out_tensor& t,
-                                std::vector<std::string>& warnings) {
+                                std::vector<std::string>& warnings, std::vector<std::string>& missing) {
     const quant::tensor_choice& c = *t.choice;
     const gguf::tensor_info& info = *t.ref.info;
     if (im != nullptr) {
         const quant::importance_entry* e = im->find(c.name);
         const auto want = static_cast<std::uint64_t>(info.ne[0]) * static_cast<std::uint64_t>(info.ne[2]);
         if (e == nullptr) {
-            warnings.push_back("no importance weights for " + c.name + ": quantized without them");
+            missing.push_back(c.name);  // said once for all of them (run)
         } else if (e->values.size() != want) {
             if (c.name != "token_embd.weight" && c.name != "per_layer_token_embd.weight") {
                 error err = make_error(quant::codes::imatrix_mismatch, c.name);
@@ -213,7 +206,7 @@ gguf::result<void> check_tensor(const quantize_request& rq, const quant::importa
         }
         if (t.importance.empty() && c.needs_importance) {
             error err = make_error(quant::codes::importance_required, c.name,
-                                   "type " + type_name(c.to) + " needs importance weights and the imatrix has none for it");
+                                   "the importance matrix given has no entry for this tensor");
             err.found = static_cast<std::uint64_t>(c.to);
             return unexpected(std::move(err));
         }
@@ -248,6 +241,29 @@ gguf::result<void> check_tensor(const quantize_request& rq, const quant::importa
         err.shape = info.ne;
         return unexpected(std::move(err));
     }
+    if (info.n_elements == 0) {
+        // No value to quantize; ggml would write its shape without the 0 (a tensor the file does not
+        // hold). Said before anything is written, about the input tensor.
+        std::uint32_t zero = 0;
+        while (zero + 1 < gguf::max_dims && info.ne[zero] != 0) ++zero;
+        error err = make_error(errc::bad_dim, c.name,
+                               "the tensor has no values (dimension " + std::to_string(zero) +
+                                   " is 0): there is nothing to quantize; keep it with --tensor-type '" + c.name +
+                                   "=" + type_name(info.type) + "' or drop it from the model");
+        err.expected = zero;
+        err.found = 0;
+        err.shape = info.ne;
+        return unexpected(std::move(err));
+    }
+    if (static_cast<std::uint64_t>(info.ne[0]) > max_row_values) {
+        // A row is quantized whole (the quantizers read the whole row's statistics): its values and
+        // quantized bytes are the memory bound when rows outgrow a batch.
+        error err = make_error(quant::codes::row_too_long, c.name);
+        err.expected = max_row_values;
+        err.found = static_cast<std::uint64_t>(info.ne[0]);
+        err.shape = info.ne;
+        return unexpected(std::move(err));
+    }
     if (info.ne[3] > 1) {
         // llama_model_quantize quantizes ne[2] matrices of ne[1] rows and would drop the rest.
         error err = make_error(errc::bad_n_dims, c.name, "a 4-D tensor cannot be quantized (llama.cpp quantizes 3-D at most)");
@@ -263,6 +279,41 @@ gguf::result<void> check_tensor(const quantize_request& rq, const quant::importa
         error err = make_error(quant::codes::type_not_quantizable, c.name, "minfer has no quantizer for it");
         err.found = static_cast<std::uint64_t>(c.to);
         return unexpected(std::move(err));
+    }
+    return {};
+}
+
+// --override-kv by `minfer edit`'s rules: no split.* key (quantize writes them itself, for its own
+// parts; a single file with split.count 3 is a part 1 whose other parts do not exist, which every
+// loader refuses), and a key llama.cpp reads keeps the type it reads it as (a u32 hyperparameter
+// written as f32 makes llama.cpp refuse the model) unless allow_type_change. The types an override
+// writes: int as u32, float as f32, bool, str.
+gguf::result<void> check_overrides(const quantize_request& rq, std::string_view arch, std::vector<std::string>& warnings) {
+    for (const kv_override& o : rq.kv_overrides) {
+        if (o.key.starts_with("split."))
+            return unexpected(make_error(errc::bad_value_text, o.key,
+                                         "the split.* keys say how a model is cut into files: quantize writes them "
+                                         "for its own split outputs (--split-max-size, --split-max-tensors, "
+                                         "--keep-split), and a single file with them is a part whose other parts do "
+                                         "not exist"));
+        gguf::value_type written = gguf::value_type::u32;
+        switch (o.type) {
+            case kv_override::kind::int_: written = gguf::value_type::u32; break;
+            case kv_override::kind::float_: written = gguf::value_type::f32; break;
+            case kv_override::kind::bool_: written = gguf::value_type::boolean; break;
+            case kv_override::kind::str: written = gguf::value_type::string; break;
+        }
+        const auto llama = gguf::known_keys::lookup(o.key, arch);
+        if (!llama || llama->type == written) continue;
+        const std::string want = gguf::known_keys::describe(*llama);
+        if (!rq.allow_type_change)
+            return unexpected(make_error(errc::bad_value_text, o.key,
+                                         "llama.cpp reads " + o.key + " as " + want + " and refuses a model that stores "
+                                         "another type; this override writes " + std::string(gguf::to_string(written)) +
+                                         " (int: u32, float: f32, bool, str); give the matching type, or force it with "
+                                         "--allow-type-change (Python: allow_type_change=True)"));
+        warnings.push_back(o.key + " becomes " + std::string(gguf::to_string(written)) + " although llama.cpp reads it as " +
+                           want + ": llama.cpp will not load the model");
     }
     return {};
 }
@@ -307,6 +358,15 @@ gguf::result<quantize_report> run(const quantize_request& rq, const quantize_eve
     if (!facts) return unexpected(std::move(facts).error());
 
     quantize_report report;
+    if (auto r = check_overrides(rq, facts->arch, report.warnings); !r) return unexpected(std::move(r).error());
+    // llama-quantize's frontend rules, here so that every frontend refuses the same requests.
+    if (!rq.imatrix_filter.include.empty() && !rq.imatrix_filter.exclude.empty())
+        return unexpected(make_error(errc::bad_value_text, "include_weights",
+                                     "include_weights and exclude_weights cannot be used together (as in llama-quantize)"));
+    if (!rq.imatrix && (!rq.imatrix_filter.include.empty() || !rq.imatrix_filter.exclude.empty()))
+        return unexpected(make_error(errc::bad_value_text,
+                                     rq.imatrix_filter.include.empty() ? "exclude_weights" : "include_weights",
+                                     "it filters the importance matrix, and no importance matrix (imatrix) is given"));
     std::optional<quant::importance_matrix> im;
     if (rq.imatrix) {
         auto read = quant::read_importance(*rq.imatrix, rq.imatrix_filter);
@@ -339,8 +399,7 @@ gguf::result<quantize_report> run(const quantize_request& rq, const quantize_eve
         const std::string name = it != choices.end() ? it->name : std::string();
         const gguf::tensor_type to = it != choices.end() ? it->to : gguf::tensor_type::f32;
         if (!rq.dry_run) {
-            error e = make_error(quant::codes::importance_required, name,
-                                 "type " + type_name(to) + " needs an importance matrix (--imatrix)");
+            error e = make_error(quant::codes::importance_required, name);
             e.found = static_cast<std::uint64_t>(to);
             return unexpected(std::move(e));
         }
@@ -379,6 +438,8 @@ gguf::result<quantize_report> run(const quantize_request& rq, const quantize_eve
     }
     c.alignment = output_alignment(m, c.overrides);
 
+    std::size_t n_converted = 0;
+    std::vector<std::string> without_importance;  // converted tensors the imatrix has no entry for
     c.tensors.reserve(choices.size());
     for (const quant::tensor_choice& choice : choices) {
         out_tensor t;
@@ -386,15 +447,36 @@ gguf::result<quantize_report> run(const quantize_request& rq, const quantize_eve
         const gguf::tensor_ref* ref = m.find_tensor(choice.name);
         if (ref == nullptr) return unexpected(make_error(errc::tensor_not_found, choice.name));
         t.ref = *ref;
-        t.n_dims = n_dims_of(ref->info->ne);
+        // ggml_n_dims, as llama_model_quantize writes shapes; a tensor with a dimension of 0 keeps its
+        // own (ggml's count would drop the 0 and describe a tensor of values the file does not hold).
+        t.n_dims = ref->info->n_elements == 0 ? ref->info->n_dims : n_dims_of(ref->info->ne);
         t.n_bytes = choice.converted ? converted_bytes(choice.to, ref->info->ne) : ref->info->n_bytes;
         if (choice.converted) {
-            if (auto r = check_tensor(rq, im ? &*im : nullptr, t, report.warnings); !r) return unexpected(std::move(r).error());
+            ++n_converted;
+            if (auto r = check_tensor(rq, im ? &*im : nullptr, t, report.warnings, without_importance); !r)
+                return unexpected(std::move(r).error());
         }
         report.input_tensor_bytes += ref->info->n_bytes;
         report.output_tensor_bytes += t.n_bytes;
         report.n_elements += ref->info->n_elements;
         c.tensors.push_back(t);
+    }
+    if (!without_importance.empty()) {
+        // One line, not one per tensor: an imatrix of another model would otherwise give a warning
+        // for every tensor and no verdict.
+        std::string names;
+        for (std::size_t i = 0; i < without_importance.size() && i < 3; ++i)
+            names += (i > 0 ? ", " : "") + without_importance[i];
+        if (without_importance.size() > 3) names += ", …";
+        if (without_importance.size() == n_converted)
+            report.warnings.push_back("the importance matrix has an entry for none of the " + std::to_string(n_converted) +
+                                      " tensors converted (was it computed for another model?): all are quantized "
+                                      "without importance weights, though the output names the imatrix in its "
+                                      "quantize.imatrix.* keys, as llama-quantize writes them");
+        else
+            report.warnings.push_back("no importance weights for " + std::to_string(without_importance.size()) + " of " +
+                                      std::to_string(n_converted) + " tensors converted (" + names +
+                                      "): quantized without them");
     }
     if (report.plan.n_fallback > 0)
         report.warnings.push_back(std::to_string(report.plan.n_fallback) + " of " + std::to_string(choices.size()) +
@@ -437,7 +519,6 @@ gguf::result<quantize_report> run(const quantize_request& rq, const quantize_eve
     const auto n_parts = static_cast<std::uint32_t>(parts.size());
     std::vector<gguf::writer> writers;
     writers.reserve(n_parts);
-    std::uint64_t total = 0;
     for (std::uint32_t i = 0; i < n_parts; ++i) {
         auto w = part_writer(c, parts[i], i, n_parts);
         if (!w) return unexpected(std::move(w).error());
@@ -450,7 +531,6 @@ gguf::result<quantize_report> run(const quantize_request& rq, const quantize_eve
         if (rq.split_max_bytes && o.file_size > *rq.split_max_bytes)
             report.warnings.push_back(o.path.string() + " is " + std::to_string(o.file_size) + " bytes, above the limit of " +
                                       std::to_string(*rq.split_max_bytes) + ": a single tensor (or the metadata) does not fit");
-        total += o.file_size;
         report.outputs.push_back(std::move(o));
         writers.push_back(std::move(*w));
     }
@@ -462,38 +542,24 @@ gguf::result<quantize_report> run(const quantize_request& rq, const quantize_eve
         for (const out_tensor& t : c.tensors) v.push_back(*t.choice);
         return v;
     };
+    // The outputs, in a dry run too: it refuses what the real run would (an existing output without
+    // overwrite, one of the input's files, a directory), for every frontend alike.
+    for (const out_part& p : parts)
+        if (auto r = check_output(p.path, m, rq); !r) return unexpected(std::move(r).error());
     if (rq.dry_run) {
         if (rq.keep_split) report.plan.tensors = in_output_order();
         return report;
     }
 
-    for (const out_part& p : parts)
-        if (auto r = check_output(p.path, m, rq); !r) return unexpected(std::move(r).error());
-
-    // Part 1 last: a set is opened through part 1, so there is no set to open until every part is
-    // in place; an old part 1 goes first for the same reason (toolbox/split_write.hpp).
-    if (rq.overwrite && n_parts > 1) {
-        std::error_code ec;
-        std::filesystem::remove(parts[0].path, ec);
-    }
-    std::vector<std::size_t> written;
-    std::uint64_t before = 0;
-    for (std::uint32_t k = 0; k < n_parts; ++k) {
-        const std::uint32_t i = n_parts > 1 ? (k + 1) % n_parts : 0;
-        gguf::write_options wo;
-        wo.file.replace_existing = rq.overwrite;
-        if (events.progress)
-            wo.progress = [&events, before, total](std::uint64_t done, std::uint64_t) { events.progress(before + done, total); };
-        if (auto r = writers[i].write(parts[i].path, wo); !r) {
-            for (std::size_t j : written) {
-                std::error_code ec;
-                std::filesystem::remove(parts[j].path, ec);
-            }
-            return unexpected(std::move(r).error());
-        }
-        written.push_back(i);
-        before += report.outputs[i].file_size;
-    }
+    // The one protocol of multi-file outputs (toolbox/split_write.hpp): every part complete before
+    // any is named, part 1 named last; nothing replaced if anything fails.
+    std::vector<std::string> targets;
+    targets.reserve(parts.size());
+    for (const out_part& p : parts) targets.push_back(p.path.string());
+    split_write_options wo;
+    wo.overwrite = rq.overwrite;
+    if (events.progress) wo.progress = [&events](std::uint64_t done, std::uint64_t all) { events.progress(done, all); };
+    if (auto failed = write_parts(writers, targets, wo)) return unexpected(std::move(failed->error));
     if (rq.keep_split) report.plan.tensors = in_output_order();
     report.written = true;
     return report;

@@ -49,6 +49,12 @@ void put_quantized_metadata(gguf::writer& w, const gguf::model& m, std::uint32_t
 /// plan (alignment_wrong_type).
 std::optional<std::uint32_t> output_alignment(const gguf::model& m, std::span<const kv_override> overrides) noexcept;
 
+/// The longest row a model quantization converts (row_too_long beyond it): 2^22 values, 16 MiB of f32.
+/// A batch is 2^20 values or one row when rows are longer, so the conversion holds at most this many
+/// f32 values and their quantized bytes at once. Real models' rows are a few thousand to a few tens of
+/// thousands of values (n_embd, n_ff).
+inline constexpr std::uint64_t max_row_values = std::uint64_t{1} << 22;
+
 /// One converted tensor: the input tensor `t` of `m`, quantized to `to` matrix by matrix (ne[2]
 /// matrices of ne[1] rows) with `importance` (empty, or ne[0] weights per matrix).
 struct convert_job {

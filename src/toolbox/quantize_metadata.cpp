@@ -1,5 +1,6 @@
 // toolbox::quantize's metadata: --override-kv's text, the facts the type plan reads, the loader's
 // file type for COPY, and the output's keys in llama_model_quantize's order.
+#include <cctype>
 #include <charconv>
 #include <cstring>
 #include <map>
@@ -9,6 +10,9 @@
 #include <vector>
 
 #include "minfer/gguf/file_view.hpp"
+#include "minfer/gguf/text.hpp"
+#include "minfer/gguf/types.hpp"
+#include "minfer/toolbox/quantize.hpp"
 #include "quantize_internal.hpp"
 
 namespace minfer::toolbox {
@@ -254,4 +258,41 @@ std::optional<std::uint32_t> output_alignment(const gguf::model& m, std::span<co
 }
 
 }  // namespace quantize_detail
+gguf::result<quant::type_override> make_tensor_type(std::string_view pattern, std::string_view type) {
+    auto refuse = [&](std::string why) {
+        gguf::error e;
+        e.code = gguf::errc::bad_value_text;
+        e.subject = std::string(pattern) + "=" + std::string(type);
+        e.detail = std::move(why);
+        return gguf::unexpected(std::move(e));
+    };
+    if (pattern.empty()) return refuse("the tensor name pattern is empty");
+    if (type.empty()) return refuse("the type is empty");
+    const auto t = gguf::tensor_type_from_name(type);
+    if (!t) return refuse("'" + gguf::escape(type) + "' is not a ggml type name (q4_0, q4_K, q8_0, iq4_xs, f16, …)");
+    quant::type_override o;
+    o.pattern.assign(pattern);
+    for (char& c : o.pattern) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    o.type = *t;
+    return o;
+}
+
+gguf::result<quant::type_override> parse_tensor_type(std::string_view text) {
+    const std::size_t eq = text.find('=');
+    if (eq == std::string_view::npos) {
+        gguf::error e;
+        e.code = gguf::errc::bad_value_text;
+        e.subject = text;
+        e.detail = "expected PATTERN=TYPE (e.g. attn_v=q8_0)";
+        return gguf::unexpected(std::move(e));
+    }
+    auto o = make_tensor_type(text.substr(0, eq), text.substr(eq + 1));
+    if (!o) {
+        gguf::error e = std::move(o).error();
+        e.subject = text;
+        return gguf::unexpected(std::move(e));
+    }
+    return o;
+}
+
 }  // namespace minfer::toolbox

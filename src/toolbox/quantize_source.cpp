@@ -16,6 +16,7 @@
 
 #include "minfer/quant/dequantize.hpp"
 #include "minfer/quant/quantize.hpp"
+#include "minfer/quant/validate.hpp"
 #include "minfer/quant/errors.hpp"
 #include "quantize_internal.hpp"
 
@@ -98,9 +99,33 @@ private:
             if (e.index >= 0) e.index += static_cast<std::int64_t>(row);  // the row within the tensor
             return gguf::unexpected(std::move(e));
         }
+        if (auto r = validate(row, k); !r) return r;
         begin_ = row * out_row_;
         end_ = begin_ + k * out_row_;
         drop_pages(bytes, quant::bytes_for(info.type, first), quant::bytes_for(info.type, first + n_values));
+        return {};
+    }
+
+    // ggml_validate_row_data on every quantized row, as llama_model_quantize checks each chunk it
+    // writes: finite inputs beyond a type's range (a weight of 1e5 to f16, of 1e7 to q8_0) quantize
+    // to an infinite or NaN scale, a damaged model that llama.cpp refuses to write.
+    gguf::result<void> validate(std::uint64_t row, std::uint64_t k) const {
+        for (std::uint64_t i = 0; i < k; ++i) {
+            const std::span<const std::byte> bytes(quantized_.data() + i * out_row_, static_cast<std::size_t>(out_row_));
+            const auto bad = quant::validate_bytes(job_.to, bytes);
+            if (!bad) continue;
+            const gguf::type_traits* tr = gguf::traits(job_.to);
+            const bool per_value = tr != nullptr && tr->block_elems == 1;
+            gguf::error e;
+            e.code = quant::codes::quantize_failed;
+            e.subject = job_.t.info->name;
+            e.index = static_cast<std::int64_t>(row + i);
+            e.found = static_cast<std::uint64_t>(job_.to);
+            e.detail = std::string(per_value ? "value " : "the scale of block ") + std::to_string(bad->block) +
+                       " of the row is " + (bad->nan ? "NaN" : "infinite") +
+                       ": a weight is beyond the type's range (llama.cpp refuses it too: quantized data validation failed)";
+            return gguf::unexpected(std::move(e));
+        }
         return {};
     }
 

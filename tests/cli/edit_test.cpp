@@ -486,6 +486,10 @@ TEST(CliEdit, OutputExistsNeedsForce) {
     const run_result f = run({"edit", in.string(), "-o", out.string(), "--name", "x", "--force"});
     ASSERT_EQ(f.rc, 0) << f.err;
     EXPECT_EQ(string_of(out, "general.name"), "x");
+    // -f, as quantize, split, merge and tensor --dump spell it too
+    const run_result short_f = run({"edit", in.string(), "-o", out.string(), "--name", "y", "-f"});
+    ASSERT_EQ(short_f.rc, 0) << short_f.err;
+    EXPECT_EQ(string_of(out, "general.name"), "y");
 }
 
 // -o names a FIFO, a device, a socket, a directory or a dangling link: refused with or without

@@ -7,6 +7,7 @@
 // test wants a fallback.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <set>
 
 #include "cli_support.hpp"
@@ -45,6 +46,7 @@ struct model_spec {
     std::uint32_t n_layer = 2;
     std::int64_t ffn_down_cols = 256;  // ne[0] of ffn_down: not a multiple of 256 forces a fallback
     gguf::tensor_type weight_type = gguf::tensor_type::f32;  // q8_0 makes an already quantized input
+    float outlier = 0;  // nonzero: value 300 (row 1) of blk.0.attn_q.weight
 };
 
 // A small llama-shaped model: token_embd, output_norm, output, and per layer attn_norm, attn_q/k/v,
@@ -72,7 +74,9 @@ fs::path make_model(const fs::path& p, const model_spec& spec = {}) {
         }
         const std::array<std::int64_t, 2> ne{ne0, ne1};
         if (spec.weight_type == gguf::tensor_type::f32) {
-            w.add_tensor(name, gguf::tensor_type::f32, ne, random_f32(n, seed++));
+            std::vector<std::byte> bytes = random_f32(n, seed++);
+            if (spec.outlier != 0 && name == "blk.0.attn_q.weight") std::memcpy(bytes.data() + 300 * 4, &spec.outlier, 4);
+            w.add_tensor(name, gguf::tensor_type::f32, ne, std::move(bytes));
         } else {
             w.add_zero_tensor(name, spec.weight_type, ne);
         }
@@ -642,6 +646,174 @@ TEST(CliQuantize, Help) {
                           "--split-max-tensors", "--force", "--threads", "--json", "Q4_K_M (15)", "IQ2_XXS (19)", "COPY",
                           "  2  usage error"})
         EXPECT_NE(q.out.find(o), std::string::npos) << o;
+}
+
+// ---- refusing what llama.cpp refuses, never losing the old output --------------------------------
+
+// A weight of 1e5 is an infinity in f16, and 1e7 an infinite q8_0 block scale (max / 127 above
+// 65504): llama.cpp's quantize refuses both ("quantized data validation failed"). So does minfer,
+// naming the tensor and the row, and an existing output replaced with --force stays as it was.
+TEST(CliQuantize, AWeightBeyondTheTypeIsRefusedAndTheOldOutputKept) {
+    const fs::path d = fresh_dir("overflow");
+    for (const auto& [outlier, type] : {std::pair{1e5f, "F16"}, std::pair{1e7f, "Q8_0"}}) {
+        SCOPED_TRACE(type);
+        model_spec spec;
+        spec.outlier = outlier;
+        const fs::path in = make_model(d / "in.gguf", spec);
+        const fs::path out = d / "out.gguf";
+        write_file(out, "old model");
+        const auto r = quantize({in.string(), out.string(), type, "--force"});
+        EXPECT_EQ(r.rc, 1) << r.err;
+        EXPECT_NE(r.err.find("tensor 'blk.0.attn_q.weight', row 1"), std::string::npos) << r.err;
+        EXPECT_NE(r.err.find("quantized data validation failed"), std::string::npos) << r.err;
+        EXPECT_NE(r.err.find("[quantize_failed]"), std::string::npos) << r.err;
+        EXPECT_EQ(slurp(out), "old model");
+        EXPECT_EQ(listing(d), (std::set<std::string>{"in.gguf", "out.gguf"}));
+        fs::remove(in);
+    }
+    // The same weight fits Q8_0's scale at 1e5 (1e5 / 127 is a finite f16): written.
+    model_spec fits;
+    fits.outlier = 1e5f;
+    const fs::path in = make_model(d / "fits.gguf", fits);
+    const auto ok = quantize({in.string(), (d / "fits-q8.gguf").string(), "Q8_0"});
+    EXPECT_EQ(ok.rc, 0) << ok.err;
+    EXPECT_EQ(run({"verify", (d / "fits-q8.gguf").string()}).rc, 0);
+}
+
+// llama-quantize's command lines: options before IN [OUT] TYPE [THREADS], one value per option. The
+// repeatable options once swallowed the positionals after them (with an old out.gguf present, that
+// requantized it into a file named Q4_K_M); without OUT the output is ggml-model-TYPE.gguf beside the
+// input; a TYPE is never taken as a file name.
+TEST(CliQuantize, LlamaQuantizeCommandLines) {
+    const fs::path d = fresh_dir("cmdline");
+    const fs::path in = d / "in.gguf", out = d / "out.gguf";
+    fs::copy_file(model(), in);
+    write_file(out, "an older model");
+    const auto swallowed = quantize({"--tensor-type", "attn_v=q8_0", in.string(), out.string(), "Q4_K_M", "2"});
+    EXPECT_EQ(swallowed.rc, 2) << swallowed.err;  // out.gguf exists: --force is needed, as for any output
+    EXPECT_NE(swallowed.err.find("already exists"), std::string::npos) << swallowed.err;
+    EXPECT_EQ(slurp(out), "an older model");
+    const auto forced = quantize({"--tensor-type", "attn_v=q8_0", "--include-weights", "x", "--imatrix",
+                                  (d / "none.dat").string(), in.string(), out.string(), "Q4_K_M", "2", "--force"});
+    EXPECT_EQ(forced.rc, 3) << forced.err;  // the imatrix is missing: read as the imatrix, not as a pattern
+    const auto written = quantize({"--tensor-type", "attn_v=q8_0", "--tensor-type", "ffn_down=q5_k", in.string(),
+                                   out.string(), "Q4_K_M", "2", "--force"});
+    ASSERT_EQ(written.rc, 0) << written.err;
+    const gguf::model m = open_ok(out);
+    EXPECT_EQ(m.find_tensor("blk.0.attn_v.weight")->info->type, gguf::tensor_type::q8_0);
+    EXPECT_EQ(m.find_tensor("blk.1.ffn_down.weight")->info->type, gguf::tensor_type::q5_k);
+    EXPECT_EQ(listing(d), (std::set<std::string>{"in.gguf", "out.gguf"}));  // no file named Q4_K_M or 2
+
+    // IN TYPE [THREADS]: llama-quantize's default name, beside the input; a number names the first
+    // listed TYPE of its file type (15: Q4_K).
+    for (const auto& [words, name] :
+         std::vector<std::pair<std::vector<std::string>, std::string>>{{{"q8_0"}, "ggml-model-Q8_0.gguf"},
+                                                                       {{"Q4_K_M", "2"}, "ggml-model-Q4_K_M.gguf"},
+                                                                       {{"15"}, "ggml-model-Q4_K.gguf"},
+                                                                       {{"COPY"}, "ggml-model-COPY.gguf"}}) {
+        std::vector<std::string> args{in.string()};
+        args.insert(args.end(), words.begin(), words.end());
+        const auto r = quantize(args);
+        EXPECT_EQ(r.rc, 0) << name << ": " << r.err;
+        EXPECT_TRUE(fs::exists(d / name)) << name;
+        fs::remove(d / name);
+    }
+    // --keep-split without OUT: the parts of ggml-model-TYPE.
+    const auto kept = quantize({"--keep-split", in.string(), "Q8_0"});
+    EXPECT_EQ(kept.rc, 0) << kept.err;
+    EXPECT_TRUE(fs::exists(d / "ggml-model-Q8_0-00001-of-00001.gguf"));
+    fs::remove(d / "ggml-model-Q8_0-00001-of-00001.gguf");
+
+    // THREADS far above the cores: capped (the bytes never depend on it).
+    const auto many = quantize({in.string(), (d / "many.gguf").string(), "Q8_0", "100000"});
+    EXPECT_EQ(many.rc, 0) << many.err;
+    const auto one = quantize({in.string(), (d / "one.gguf").string(), "Q8_0", "1"});
+    EXPECT_EQ(one.rc, 0) << one.err;
+    EXPECT_EQ(slurp(d / "many.gguf"), slurp(d / "one.gguf"));
+
+    // Words after THREADS, and a TYPE missing after OUT.
+    const auto extra = quantize({in.string(), out.string(), "Q8_0", "2", "3", "--force"});
+    EXPECT_EQ(extra.rc, 2) << extra.err;
+    EXPECT_NE(extra.err.find("unexpected '3' after THREADS"), std::string::npos) << extra.err;
+    const auto no_type = quantize({in.string(), (d / "x.gguf").string()});
+    EXPECT_EQ(no_type.rc, 2) << no_type.err;
+    EXPECT_NE(no_type.err.find("TYPE is missing"), std::string::npos) << no_type.err;
+}
+
+// --override-kv by edit's rules: no split.* key (a single file with split.count 3 is a part whose
+// other parts do not exist: minfer info refuses it), and a key llama.cpp reads keeps its type unless
+// --allow-type-change.
+TEST(CliQuantize, OverrideKvFollowsEditsRules) {
+    const fs::path d = fresh_dir("kv_rules");
+    const fs::path out = d / "out.gguf";
+    const auto split = quantize({model().string(), out.string(), "Q8_0", "--override-kv", "split.count=int:3"});
+    EXPECT_EQ(split.rc, 2) << split.err;
+    EXPECT_NE(split.err.find("Error: --override-kv 'split.count': the split.* keys"), std::string::npos) << split.err;
+    const auto typed = quantize({model().string(), out.string(), "Q8_0", "--override-kv", "llama.context_length=float:64"});
+    EXPECT_EQ(typed.rc, 2) << typed.err;
+    EXPECT_NE(typed.err.find("llama.cpp reads llama.context_length as u32"), std::string::npos) << typed.err;
+    EXPECT_EQ(listing(d), std::set<std::string>{});
+    const auto fits = quantize({model().string(), out.string(), "Q8_0", "--override-kv", "llama.context_length=int:64"});
+    EXPECT_EQ(fits.rc, 0) << fits.err;
+    const auto forced = quantize({model().string(), out.string(), "Q8_0", "--override-kv", "llama.context_length=float:64",
+                                  "--allow-type-change", "--force"});
+    EXPECT_EQ(forced.rc, 0) << forced.err;
+    EXPECT_NE(forced.err.find("Warning: llama.context_length becomes f32"), std::string::npos) << forced.err;
+    EXPECT_EQ(run({"info", out.string()}).rc, 0);
+}
+
+// An --imatrix that is a directory is an imatrix that cannot be read (exit 3), not an output clash;
+// a type that needs an imatrix says so once, and what to do depends on whether one was given.
+TEST(CliQuantize, ImatrixMessagesSayTheRightThing) {
+    const fs::path d = fresh_dir("imatrix_messages");
+    const auto dir = quantize({model().string(), (d / "o.gguf").string(), "Q8_0", "--imatrix", d.string()});
+    EXPECT_EQ(dir.rc, 3) << dir.err;
+    EXPECT_EQ(dir.err.find("is the --imatrix file"), std::string::npos) << dir.err;
+    EXPECT_NE(dir.err.find(d.string()), std::string::npos) << dir.err;
+
+    const auto none = quantize({model().string(), (d / "o.gguf").string(), "IQ2_XXS"});
+    EXPECT_EQ(none.rc, 1) << none.err;
+    EXPECT_NE(none.err.find("give one with --imatrix FILE"), std::string::npos) << none.err;
+    const auto count = [](const std::string& s, const std::string& w) {
+        std::size_t n = 0;
+        for (std::size_t at = s.find(w); at != std::string::npos; at = s.find(w, at + 1)) ++n;
+        return n;
+    };
+    EXPECT_EQ(count(none.err, "needs importance weights"), 1u) << none.err;
+    EXPECT_EQ(count(none.err, "imatrix"), 2u) << none.err;  // "(an imatrix)" and "--imatrix FILE"
+    // An imatrix without the tensor's entry: not "give one".
+    const fs::path dat = d / "other-model.dat";
+    write_dat(dat, {"blk.9.attn_q.weight"}, 256);
+    const auto other = quantize({model().string(), (d / "o.gguf").string(), "IQ2_XXS", "--imatrix", dat.string()});
+    EXPECT_EQ(other.rc, 1) << other.err;
+    EXPECT_EQ(other.err.find("give one with --imatrix"), std::string::npos) << other.err;
+    EXPECT_NE(other.err.find("has no entry for this tensor"), std::string::npos) << other.err;
+    // A type that does not need one, with an imatrix of another model: one summary, not a warning per tensor.
+    const auto summary = quantize({model().string(), (d / "o.gguf").string(), "Q4_K_M", "--imatrix", dat.string()});
+    EXPECT_EQ(summary.rc, 0) << summary.err;
+    EXPECT_EQ(count(summary.err, "Warning: "), 1u) << summary.err;
+    EXPECT_NE(summary.err.find("has an entry for none of the"), std::string::npos) << summary.err;
+}
+
+// --force over a split output whose part 1 is a link: the link stays and names the new part (as
+// `minfer split --force` and cp), and the set opens whole.
+TEST(CliQuantize, ForceOverALinkedSplitPartKeepsTheLink) {
+    const fs::path d = fresh_dir("linked_part");
+    fs::create_directories(d / "store");
+    const auto first = quantize({model().string(), (d / "store" / "s.gguf").string(), "Q8_0", "--split-max-tensors", "8"});
+    ASSERT_EQ(first.rc, 0) << first.err;
+    const std::vector<std::string> names{"s-00001-of-00003.gguf", "s-00002-of-00003.gguf", "s-00003-of-00003.gguf"};
+    fs::create_symlink(d / "store" / names[0], d / names[0]);
+    fs::copy_file(d / "store" / names[1], d / names[1]);
+    fs::copy_file(d / "store" / names[2], d / names[2]);
+    const auto again = quantize({model().string(), (d / "s.gguf").string(), "Q4_0", "--split-max-tensors", "8", "--force"});
+    ASSERT_EQ(again.rc, 0) << again.err;
+    EXPECT_TRUE(fs::is_symlink(d / names[0]));
+    EXPECT_EQ(fs::read_symlink(d / names[0]), d / "store" / names[0]);
+    const gguf::model m = open_ok(d / names[0]);
+    EXPECT_EQ(m.parts().size(), 3u);
+    EXPECT_EQ(m.find_tensor("blk.0.attn_q.weight")->info->type, gguf::tensor_type::q4_0);
+    EXPECT_EQ(run({"verify", (d / names[0]).string()}).rc, 0);
 }
 
 }  // namespace

@@ -398,12 +398,12 @@ TEST(CliSplit, PartLinkReplacesItsTarget) {
     EXPECT_FALSE(fs::exists(part(d, "q", 0, 2)));
 }
 
-TEST(CliSplit, FailedSplitRemovesItsParts) {
+TEST(CliSplit, FailedSplitLeavesNoPart) {
     const fs::path d = fresh_dir("fail");
     // Part 1 (metadata and the first two tensors) is far larger than parts 2 and 3: with a file size
     // limit between them (RLIMIT_FSIZE stands in for a full disk; SIGXFSZ ignored, so the write
-    // fails with EFBIG), parts 2 and 3 are written (part 1 comes last, so no set is openable before
-    // all of it exists), then part 1 cannot be. (A directory as part 1 no longer gets this far: it
+    // fails with EFBIG), part 1 cannot be written; parts 2 and 3 are written to unnamed temporaries,
+    // and since no part is named until all are complete, none appears. (A directory as part 1 no longer gets this far: it
     // is refused before anything is written, CliSplit.PartThatIsNoRegularFileIsNeverReplaced.)
     const fs::path in = d / "in.gguf";
     {
@@ -428,7 +428,9 @@ TEST(CliSplit, FailedSplitRemovesItsParts) {
     std::signal(SIGXFSZ, old_handler);
     EXPECT_EQ(r.rc, 3) << r.err;
     EXPECT_NE(r.err.find("Error: writing part 1 of 3: "), std::string::npos) << r.err;
-    EXPECT_NE(r.err.find("Removed the 2 parts this run had written."), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("No part was written: the parts are named only once all of them are complete."),
+              std::string::npos)
+        << r.err;
     EXPECT_EQ(r.out, "");
     EXPECT_EQ(listing(d), (std::set<std::string>{"in.gguf"}));
 }

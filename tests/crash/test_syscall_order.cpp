@@ -160,6 +160,17 @@ TEST(SyscallOrder, SplitPartsAreEachAtomicAndPartOneComesLast) {
     ASSERT_EQ(published.size(), 3u);
     EXPECT_GT(published[0], published[1]) << "part 1 is published before part 2\n" << dump(calls);
     EXPECT_GT(published[0], published[2]) << "part 1 is published before part 3\n" << dump(calls);
+    // toolbox::write_parts: no part is named before every part's bytes are written, so a kill or a
+    // failure during the writing leaves no part of the new set.
+    std::optional<std::size_t> last_data;
+    for (std::size_t i = 0; i < calls.size(); ++i) {
+        const call& c = calls[i];
+        const bool data = c.name == "write" || c.name == "pwrite" || c.name == "pwrite64" || c.name == "writev" ||
+                          c.name == "copy_file_range" || c.name == "ftruncate";
+        if (data && c.path.rfind(d + "/", 0) == 0) last_data = i;
+    }
+    ASSERT_TRUE(last_data) << dump(calls);
+    EXPECT_LT(*last_data, std::min(published[1], published[2])) << "a part is named before all are written\n" << dump(calls);
 }
 
 TEST(SyscallOrder, AnInPlaceEditJournalsThenWritesThenRemovesTheJournal) {

@@ -65,7 +65,7 @@ const minfer::llama_ref::llama_lib* ready_lib(std::string& why) {
 #define REQUIRE_LLAMA(lib)                          \
     std::string lib##_why;                          \
     const auto* lib = ready_lib(lib##_why);         \
-    if ((lib) == nullptr) GTEST_SKIP() << lib##_why
+    if ((lib) == nullptr) MINFER_SKIP_REFERENCE(lib##_why)
 
 // The MiB figure llama.cpp logs (%8.2f) of `bytes`.
 double logged_mib(std::uint64_t bytes) { return std::round(static_cast<double>(bytes) / 1048576.0 * 100.0) / 100.0; }

@@ -158,7 +158,7 @@ TEST(LlamaReference, F32ToF16Sweep) {
 
 TEST(LlamaReference, BF16) {
     REQUIRE_GGML();
-    if (!lib->has(part::bf16)) GTEST_SKIP() << lib->path() << " lacks " << lib->missing(part::bf16);
+    if (!lib->has(part::bf16)) MINFER_SKIP_REFERENCE(lib->path() + " lacks " + lib->missing(part::bf16));
     for (std::uint32_t h = 0; h < 0x10000; ++h) {
         const auto h16 = static_cast<std::uint16_t>(h);
         ASSERT_EQ(bits(ms::bf16_to_f32(h16)), bits(ggml.ggml_bf16_to_fp32(ggml_bf16{h16}))) << std::hex << h;
@@ -255,7 +255,7 @@ TEST(LlamaReference, GgmlParsesTheSampleFiles) {
     // ggml's own GGUF reader sees the same keys, tensors, types and offsets as we wrote, for the
     // single file and for every part of a split set.
     REQUIRE_GGML();
-    if (!lib->has(part::gguf_read)) GTEST_SKIP() << lib->path() << " lacks " << lib->missing(part::gguf_read);
+    if (!lib->has(part::gguf_read)) MINFER_SKIP_REFERENCE(lib->path() + " lacks " + lib->missing(part::gguf_read));
     namespace fs = std::filesystem;
     const fs::path dir = fs::temp_directory_path() / ("minfer-sample-ref-" + std::to_string(::getpid()));
     fs::remove_all(dir);

@@ -146,7 +146,8 @@ gguf::result<void> write_model(const fs::path& path, const model_options& o) noe
         w.set_bool("tokenizer.ggml.add_bos_token", false);
 
         for (const tensor_shape& t : model_tensors(o)) {
-            const std::vector<float> f = values_of(t);
+            std::vector<float> f = values_of(t);
+            if (o.outlier != 0 && t.name == "blk.0.attn_q.weight") f[5] = o.outlier;
             // Norms and the expert router stay f32, as convert_hf_to_gguf.py leaves 1-D tensors (and
             // as llama.cpp keeps the router's type).
             const bool keep_f32 = t.ne.size() == 1 || t.name.find("ffn_gate_inp") != std::string::npos;

@@ -35,6 +35,9 @@ struct model_options {
     /// The dense FFN width (0: n_ff_dense); one that is not a multiple of 256 sends ffn_down (whose
     /// rows are n_ff long) to the k-quants' fallback types.
     std::int64_t n_ff = 0;
+    /// Nonzero: value 5 of blk.0.attn_q.weight (row 0) becomes this, a finite weight that a type may
+    /// not hold (1e5 overflows f16; 1e7 overflows q8_0's f16 block scale, max / 127).
+    float outlier = 0;
 };
 
 /// One tensor of the model: name and ggml shape (ne[0] is the row length).

@@ -24,6 +24,9 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <vector>
 
@@ -31,6 +34,8 @@
 #include "llama_ref/llama_ref.hpp"
 #include "minfer/check/digest.hpp"
 #include "minfer/gguf.hpp"
+#include "minfer/gguf_write/model_source.hpp"
+#include "minfer/gguf_write/rewrite.hpp"
 #include "minfer/quant/quantize.hpp"
 #include "minfer/quant/type_plan.hpp"
 #include "minfer/toolbox/quantize.hpp"
@@ -589,6 +594,188 @@ TEST(QuantizeRef, EveryTypeFromF32) {
     for (const auto& t : refused) r += " " + t;
     std::printf("[ written  ]%s\n[ refused  ]%s\n", w.c_str(), r.c_str());
     EXPECT_GE(written.size(), 20u);
+}
+
+// Finite weights that a type cannot hold: 1e5 is above f16's largest value (65504), and 1e7 makes a
+// q8_0 block's scale (its largest magnitude / 127) overflow f16. llama.cpp validates every chunk it
+// writes and refuses both ("quantized data validation failed"); minfer refuses both, naming the
+// tensor and the row, and leaves no output. The same types from a model without the outlier write.
+TEST(QuantizeRef, OverflowingOutputsAreRefusedByBoth) {
+    MINFER_REQUIRE_LLAMA_PARTS(lib, needed_parts);
+    struct overflow_case {
+        float outlier;
+        const char* type;
+    };
+    for (const overflow_case oc : {overflow_case{1e5f, "F16"}, overflow_case{1e7f, "Q8_0"}, overflow_case{1e7f, "Q4_0"}}) {
+        const std::string label = std::string("outlier ") + std::to_string(oc.outlier) + " -> " + oc.type;
+        SCOPED_TRACE(label);
+        temp_dir d("overflow");
+        model_options o;
+        o.outlier = oc.outlier;
+        const fs::path in = d / "outlier-f32.gguf";
+        ASSERT_TRUE(write_model(in, o));
+        const compared c = compare(*lib, request(in, oc.type, 1), {}, label, {}, expect::refuses);
+        EXPECT_NE(c.ref.why.find("quantized data validation failed"), std::string::npos) << c.ref.why.substr(0, 2000);
+        EXPECT_EQ(c.ours.code, minfer::quant::codes::quantize_failed) << c.ours.why;
+        EXPECT_NE(c.ours.why.find("blk.0.attn_q.weight"), std::string::npos) << c.ours.why;
+        EXPECT_NE(c.ours.why.find("row 0"), std::string::npos) << c.ours.why;
+    }
+    // The control: the same types from the same model without the outlier are written, identically.
+    for (const char* type : {"F16", "Q8_0"}) (void)compare(*lib, request(fixtures().dense_f32(), type, 1), {}, std::string("no outlier -> ") + type);
+}
+
+// ---- llama-quantize's command lines ------------------------------------------------------------
+
+extern "C" char** environ;
+
+// `minfer quantize <args…>` in `cwd`, stdout and stderr to files there: the exit status.
+int run_minfer_cli(const std::vector<std::string>& args, const fs::path& cwd, std::string& err) {
+    std::vector<std::string> argv_s{MINFER_EXE, "quantize"};
+    argv_s.insert(argv_s.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (std::string& a : argv_s) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    const fs::path out = cwd / ".stdout", errf = cwd / ".stderr";
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&fa, 2, errf.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const fs::path here = fs::current_path();
+    fs::current_path(cwd);  // posix_spawn has no chdir action in glibc 2.36's public API
+    pid_t pid = -1;
+    const int sp = posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ);
+    fs::current_path(here);
+    posix_spawn_file_actions_destroy(&fa);
+    if (sp != 0) return -1000;
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR) return -1000;
+    err = slurp(errf);
+    fs::remove(out);
+    fs::remove(errf);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
+}
+
+// The forms of llama-quantize's usage line, "[options] model-f32.gguf [model-quant.gguf] type
+// [nthreads]", with options before the positionals and one value per option, as its main() reads
+// them: the request each means (written out here from llama-quantize's argument loop: the output
+// named after the TYPE beside the input when the second positional is a TYPE, the TYPE's listed
+// name for a number) goes to llama_model_quantize, the same words to the minfer binary, and the
+// files must be the same, under the same name, with nothing else written (no file named "Q4_K_M").
+TEST(QuantizeRef, LlamaQuantizeCommandLines) {
+    MINFER_REQUIRE_LLAMA_PARTS(lib, needed_parts);
+    struct line {
+        std::vector<std::string> args;  // IN is "in.gguf", the imatrix "im.gguf", in the run directory
+        std::string output;             // the file llama-quantize writes, in the run directory
+        std::string type;
+        unsigned threads = 0;
+        std::function<void(tb::quantize_request&)> options;
+    };
+    const std::vector<line> lines{
+        {{"in.gguf", "out.gguf", "Q4_K_M"}, "out.gguf", "Q4_K_M", 0, {}},
+        {{"in.gguf", "out.gguf", "q4_k_m", "2"}, "out.gguf", "Q4_K_M", 2, {}},
+        {{"in.gguf", "Q4_K_M"}, "ggml-model-Q4_K_M.gguf", "Q4_K_M", 0, {}},
+        {{"in.gguf", "q8_0", "2"}, "ggml-model-Q8_0.gguf", "Q8_0", 2, {}},
+        {{"in.gguf", "15"}, "ggml-model-Q4_K.gguf", "Q4_K_M", 0, {}},
+        {{"in.gguf", "out.gguf", "Q4_K_M", "100000"}, "out.gguf", "Q4_K_M", 100000, {}},
+        {{"--tensor-type", "attn_v=q8_0", "--tensor-type", "ffn_down=q5_k", "in.gguf", "out.gguf", "Q4_K_M", "2"},
+         "out.gguf", "Q4_K_M", 2,
+         [](tb::quantize_request& rq) {
+             rq.tensor_types = {{"attn_v", tensor_type::q8_0}, {"ffn_down", tensor_type::q5_k}};
+         }},
+        {{"--leave-output-tensor", "--pure", "in.gguf", "out.gguf", "Q5_K_S"}, "out.gguf", "Q5_K_S", 0,
+         [](tb::quantize_request& rq) {
+             rq.leave_output_tensor = true;
+             rq.pure = true;
+         }},
+        {{"--output-tensor-type", "q8_0", "--token-embedding-type", "q4_0", "in.gguf", "out.gguf", "Q4_K_S"},
+         "out.gguf", "Q4_K_S", 0,
+         [](tb::quantize_request& rq) {
+             rq.output_tensor_type = tensor_type::q8_0;
+             rq.token_embedding_type = tensor_type::q4_0;
+         }},
+        {{"--allow-requantize", "--override-kv", "general.name=str:renamed", "in.gguf", "Q8_0", "1"},
+         "ggml-model-Q8_0.gguf", "Q8_0", 1,
+         [](tb::quantize_request& rq) { rq.allow_requantize = true; }},
+        {{"--keep-split", "in.gguf", "Q6_K"}, "ggml-model-Q6_K-00001-of-00001.gguf", "Q6_K", 0,
+         [](tb::quantize_request& rq) { rq.keep_split = true; }},
+    };
+    const fs::path source = fixtures().dense_f32();
+    for (const line& l : lines) {
+        std::string label = "llama-quantize";
+        for (const std::string& a : l.args) label += " " + a;
+        SCOPED_TRACE(label);
+        temp_dir d("cmdline");
+        const fs::path ours = d / "minfer", theirs = d / "llama";
+        fs::create_directories(ours);
+        fs::create_directories(theirs);
+        fs::copy_file(source, ours / "in.gguf");
+        // llama.cpp's side: the request llama-quantize's main() makes of these words.
+        tb::quantize_request rq = request(source, l.type, std::min(l.threads, 4u));
+        if (l.options) l.options(rq);
+        rq.output = theirs / l.output;
+        if (rq.keep_split) rq.output = theirs / "ggml-model-Q6_K";  // main() strips nothing: no ".gguf" given
+        llama_extra x;
+        for (std::size_t i = 0; i + 1 < l.args.size(); ++i)
+            if (l.args[i] == "--override-kv") x.kv.push_back(kv_str("general.name", "renamed"));
+        const run_result ref = run_llama(*lib, rq, x);
+        ASSERT_TRUE(ref.ok) << ref.why.substr(0, 2000);
+        // minfer's side: the same words.
+        std::string err;
+        const int rc = run_minfer_cli(l.args, ours, err);
+        ASSERT_EQ(rc, 0) << err;
+        std::vector<std::string> written;
+        for (const auto& e : fs::directory_iterator(ours))
+            if (e.path().filename() != "in.gguf") written.push_back(e.path().filename().string());
+        EXPECT_EQ(written, std::vector<std::string>{l.output});
+        ASSERT_EQ(ref.outputs.size(), 1u);
+        EXPECT_EQ(ref.outputs[0].filename().string(), l.output);
+        EXPECT_EQ(sha256_of(ours / l.output), sha256_of(ref.outputs[0]))
+            << describe_difference(ref.outputs[0], ours / l.output);
+    }
+}
+
+// Words llama-quantize's usage refuses, or that name nothing: minfer says so (exit 2) and writes
+// nothing (the repeatable options take one value each, so a positional is never swallowed).
+TEST(QuantizeRef, CommandLinesThatAreRefused) {
+    temp_dir d("cmdline_refused");
+    fs::copy_file(fixtures().dense_f32(), d / "in.gguf");
+    for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+             {"in.gguf"},
+             {"in.gguf", "out.gguf"},
+             {"in.gguf", "out.gguf", "Q9_Z"},
+             {"in.gguf", "out.gguf", "Q4_K_M", "2", "extra"},
+             {"--tensor-type", "in.gguf", "out.gguf", "Q4_K_M"},
+         }) {
+        std::string label;
+        for (const std::string& a : args) label += " " + a;
+        SCOPED_TRACE(label);
+        std::string err;
+        EXPECT_EQ(run_minfer_cli(args, d.path(), err), 2) << err;
+        std::vector<std::string> files;
+        for (const auto& e : fs::directory_iterator(d.path())) files.push_back(e.path().filename().string());
+        EXPECT_EQ(files, std::vector<std::string>{"in.gguf"});
+    }
+}
+
+// A model without tensors (a vocabulary-only file, as convert_hf_to_gguf.py --vocab-only writes):
+// llama.cpp's writer pads the end of the tensor table to the alignment even then, and so does
+// quantize's output (it was 23 bytes short), byte for byte.
+TEST(QuantizeRef, VocabularyOnlyInput) {
+    MINFER_REQUIRE_LLAMA_PARTS(lib, needed_parts);
+    temp_dir d("vocab_only");
+    const fs::path in = d / "vocab-only.gguf";
+    {
+        const auto full = gguf::model::open(fixtures().dense_f32());
+        ASSERT_TRUE(full) << full.error().message();
+        // The same metadata, no tensor.
+        auto src = gguf::model_source::open(*full);
+        ASSERT_TRUE(src);
+        auto w = gguf::rewrite(*full, *src, {}, {});
+        ASSERT_TRUE(w) << w.error().message();
+        ASSERT_TRUE(w->write(in));
+    }
+    for (const char* type : {"Q8_0", "Q4_K_M", "COPY"}) (void)compare(*lib, request(in, type, 1), {}, std::string("vocab only -> ") + type);
 }
 
 // A representative subset from every input type and at two threads (the bytes never depend on the

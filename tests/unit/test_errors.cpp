@@ -63,11 +63,11 @@ TEST(ErrorIds, EveryLibraryNamesItsOwnCodes) {
     EXPECT_EQ(names_of(domains::gguf_write),
               (std::vector<std::string_view>{"token_not_found", "no_room_in_place", "journal_present",
                                              "journal_invalid", "too_many_parts", "output_not_regular"}));
-    EXPECT_EQ(to_string(minfer::gguf_write::codes::journal_present), "journal_present");
+    EXPECT_EQ(to_string(minfer::gguf::write_codes::journal_present), "journal_present");
     EXPECT_EQ(names_of(domains::quant),
               (std::vector<std::string_view>{"type_not_convertible", "type_not_quantizable", "importance_required",
                                              "quantize_failed", "bad_imatrix", "imatrix_mismatch",
-                                             "requantize_refused", "non_finite_weight"}));
+                                             "requantize_refused", "non_finite_weight", "row_too_long"}));
     EXPECT_EQ(to_string(minfer::quant::codes::bad_imatrix), "bad_imatrix");
 #ifdef MINFER_TEST_CHECK
     EXPECT_EQ(names_of(domains::check),
@@ -91,7 +91,7 @@ concept declares_range_ignored = requires { E::range_ignored; };
 template <class E>
 concept declares_journal_present = requires { E::journal_present; };
 static_assert(!declares_range_ignored<errc> && !declares_journal_present<errc>);
-static_assert(domain_of(minfer::gguf_write::codes::journal_present) == domains::gguf_write);
+static_assert(domain_of(minfer::gguf::write_codes::journal_present) == domains::gguf_write);
 static_assert(domain_of(minfer::quant::codes::non_finite_weight) == domains::quant);
 static_assert(domain_of(errc::input_too_large) == domains::loader);
 

@@ -342,7 +342,10 @@ TEST_F(Importance, LegacyMalformed) {
     // a count larger than the file can hold is refused when the file ends, never allocated for
     EXPECT_TRUE(error_is(fails(dat{}.i32(1).i32(1).raw("a").i32(1).i32(0x7FFFFFFF).b),
                          {errc::truncated, section::data, 17, 0x7FFFFFFFull * 4, 0}));
-    EXPECT_TRUE(error_is(fails(dat{}.i32(0x7FFFFFFF).entry("a", 1, {1}).b), {errc::truncated, section::data, 21, 4, 0}));
+    EXPECT_TRUE(error_is(fails(dat{}.i32(65536).entry("a", 1, {1}).b), {errc::truncated, section::data, 21, 4, 0}));
+    // a count above the reader's cap (65536 entries) is refused at once, before any entry is read
+    EXPECT_TRUE(error_is(fails(dat{}.i32(0x7FFFFFFF).entry("a", 1, {1}).b),
+                         {.code = minfer::quant::codes::bad_imatrix, .where = section::data, .offset = 0}));
     EXPECT_TRUE(error_is(fails(dat{}.i32(1).i32(0x7FFFFFFF).b), {errc::truncated, section::data, 8, 0x7FFFFFFF, 0}));
     // a trailer begun must be whole: 1 to 3 bytes of the chunk count, no length, a negative or
     // too long dataset length (entry "a" with one value ends at 21)

@@ -98,7 +98,7 @@ TEST(InPlace, ALongerValueThatDoesNotFitIsRefusedWithTheMissingBytes) {
     auto plan = plan_in_place(o.m, 0, edited(o.m, o.src, {metadata_change::set_string("general.name", big)}));
     ASSERT_FALSE(plan.has_value());
     const error& e = plan.error();
-    EXPECT_EQ(e.code, minfer::gguf_write::codes::no_room_in_place);
+    EXPECT_EQ(e.code, minfer::gguf::write_codes::no_room_in_place);
     EXPECT_EQ(e.expected, o.m.metadata().data_offset());
     EXPECT_GT(e.found, e.expected);
     EXPECT_NE(e.message().find("bytes missing"), std::string::npos) << e.message();
@@ -132,7 +132,7 @@ TEST(InPlace, EveryValueSizeAroundTheBoundaryFitsExactlyWhenTheLayoutAllows) {
             auto plan = plan_in_place(o.m, 0, w);
             ASSERT_EQ(plan.has_value(), expect_fit) << (plan ? std::string("fits") : plan.error().message());
             if (!plan) {
-                EXPECT_EQ(plan.error().code, minfer::gguf_write::codes::no_room_in_place);
+                EXPECT_EQ(plan.error().code, minfer::gguf::write_codes::no_room_in_place);
                 ++refused;
                 continue;
             }
@@ -199,7 +199,7 @@ TEST(InPlace, ChangingTheTensorsIsRefused) {
     // A new alignment moves the data section.
     auto plan2 = plan_in_place(o.m, 0, edited(o.m, o.src, {metadata_change::set_u32("general.alignment", 4096)}));
     ASSERT_FALSE(plan2.has_value());
-    EXPECT_TRUE(plan2.error().code == errc::offset_mismatch || plan2.error().code == minfer::gguf_write::codes::no_room_in_place)
+    EXPECT_TRUE(plan2.error().code == errc::offset_mismatch || plan2.error().code == minfer::gguf::write_codes::no_room_in_place)
         << plan2.error().message();
     EXPECT_EQ(read_file(p), before);
 }
@@ -272,7 +272,7 @@ TEST(InPlace, AJournalBesideTheFileBlocksEveryEdit) {
     auto o = open_both(p);
     auto plan = plan_in_place(o.m, 0, edited(o.m, o.src, {metadata_change::set_string("general.name", "b")}));
     ASSERT_FALSE(plan.has_value());
-    EXPECT_EQ(plan.error().code, minfer::gguf_write::codes::journal_present);
+    EXPECT_EQ(plan.error().code, minfer::gguf::write_codes::journal_present);
     EXPECT_EQ(plan.error().file, undo_journal_path(p).string());
     EXPECT_EQ(read_file(p), before);
 }
@@ -326,7 +326,7 @@ TEST(InPlace, ADamagedOrForeignJournalIsRefusedAndTheFileUntouched) {
         write_file(j, journal);
         auto r = recover_in_place(p);
         ASSERT_FALSE(r.has_value());
-        EXPECT_EQ(r.error().code, minfer::gguf_write::codes::journal_invalid) << r.error().message();
+        EXPECT_EQ(r.error().code, minfer::gguf::write_codes::journal_invalid) << r.error().message();
         EXPECT_EQ(read_file(p), before);
         EXPECT_TRUE(fs::exists(j));  // kept for a human to look at
     };

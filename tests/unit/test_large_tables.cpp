@@ -144,10 +144,13 @@ TEST(CountingPrePass, ALargeValidTableIsAllocatedOnce) {
     alloc_probe probe;
     auto r = file_view::parse(g.span());
     ASSERT_TRUE(r) << r.error().message();
-    // The record vector exactly, and the index (2^16 slots of 8 bytes for 20000 names): no
-    // doubling, no copies.
-    EXPECT_EQ(probe.largest(), n * sizeof(kv));
-    EXPECT_LE(probe.total(), n * sizeof(kv) + (65536 * 8) + 4096);
+    // The records once, in one allocation (a vector grown by doubling would request about twice
+    // that in all and copy), and a name index of a few words a record; no pin on the index's
+    // layout or slot count, only these bounds.
+    EXPECT_LE(probe.largest(), n * sizeof(kv));
+    EXPECT_GE(probe.largest(), n * sizeof(kv) / 2);  // the table is one block, not one per record
+    EXPECT_LE(probe.total(), n * sizeof(kv) + n * 32 + 4096);
+    EXPECT_LT(probe.total(), 2 * n * sizeof(kv));  // less than a doubling vector's growth alone
     EXPECT_EQ(r->metadata().size(), static_cast<std::size_t>(n));
 }
 
@@ -160,8 +163,10 @@ TEST(CountingPrePass, ALargeTensorTableIsAllocatedOnce) {
     alloc_probe probe;
     auto r = file_view::parse(g.span());
     ASSERT_TRUE(r) << r.error().message();
-    EXPECT_EQ(probe.largest(), n * sizeof(tensor_info));
-    EXPECT_LE(probe.total(), n * sizeof(tensor_info) + (16384 * 8) + 4096);
+    EXPECT_LE(probe.largest(), n * sizeof(tensor_info));
+    EXPECT_GE(probe.largest(), n * sizeof(tensor_info) / 2);
+    EXPECT_LE(probe.total(), n * sizeof(tensor_info) + n * 32 + 4096);
+    EXPECT_LT(probe.total(), 2 * n * sizeof(tensor_info));
     EXPECT_EQ(r->find_tensor("t.5999"), &r->tensors()[n - 1]);
 }
 

@@ -418,7 +418,7 @@ TEST_F(MetadataEdit, SpecialTokens) {
     EXPECT_NE(p.warnings[0].find("2 tokens are 'hi' (ids 3, 4)"), std::string::npos);
 
     const error id = fails({metadata_edit::special_token("eos", "5")});  // == vocabulary size
-    EXPECT_EQ(id.code, minfer::gguf_write::codes::token_not_found);
+    EXPECT_EQ(id.code, minfer::gguf::write_codes::token_not_found);
     EXPECT_EQ(id.expected, 5u);
     EXPECT_EQ(id.found, 5u);
     EXPECT_EQ(plans({metadata_edit::special_token("eos", "4")}).diff.size(), 2u);  // the last id is fine
@@ -426,13 +426,13 @@ TEST_F(MetadataEdit, SpecialTokens) {
 
 TEST_F(MetadataEdit, SpecialTokenRefusals) {
     const error huge = fails({metadata_edit::special_token("eos", "99999999999999999999999")});
-    EXPECT_EQ(huge.code, minfer::gguf_write::codes::token_not_found);
+    EXPECT_EQ(huge.code, minfer::gguf::write_codes::token_not_found);
     const error text = fails({metadata_edit::special_token("eos", "<|nope|>")});
-    EXPECT_EQ(text.code, minfer::gguf_write::codes::token_not_found);
+    EXPECT_EQ(text.code, minfer::gguf::write_codes::token_not_found);
     EXPECT_EQ(text.detail, "'<|nope|>'");
     EXPECT_EQ(text.subject, "tokenizer.ggml.eos_token_id");
     const error none = fails({metadata_edit::special_token("eos", "x")}, no_vocab_);
-    EXPECT_EQ(none.code, minfer::gguf_write::codes::token_not_found);
+    EXPECT_EQ(none.code, minfer::gguf::write_codes::token_not_found);
     EXPECT_NE(none.detail.find("no vocabulary"), std::string::npos);
     const error name = fails({metadata_edit::special_token("bogus", "1")});
     EXPECT_EQ(name.code, errc::bad_value_text);
@@ -492,7 +492,7 @@ TEST_F(MetadataEdit, LlamaCppReadsEditedFiles) {
     const lr::llama_lib* lib = lr::llama_lib::require(lr::part::gguf_read, why);
     if (lib == nullptr) {
         if (lr::llama_lib::configured()) FAIL() << why;
-        GTEST_SKIP() << why;
+        MINFER_SKIP_REFERENCE(why);
     }
     const lr::llama_api& api = lib->api();
 

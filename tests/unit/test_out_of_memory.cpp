@@ -27,6 +27,16 @@
 #include "minfer/gguf_write/writer.hpp"
 #include "minfer/quant/dequantize.hpp"
 #include "minfer/quant/importance.hpp"
+#include "minfer/quant/quantize.hpp"
+#include "minfer/quant/type_plan.hpp"
+#include "minfer/toolbox/quantize.hpp"
+#include "minfer/toolbox/split_write.hpp"
+#include "minfer/toolbox/verify.hpp"
+#include "minfer/toolbox/edit_steps.hpp"
+#include "minfer/toolbox/hash_line.hpp"
+#include "minfer/toolbox/part_of.hpp"
+#include "minfer/toolbox/sha256_text.hpp"
+#include "minfer/toolbox/size_text.hpp"
 
 namespace {
 using namespace minfer::test;
@@ -215,6 +225,146 @@ TEST(OutOfMemory, Importance) {
     const std::filesystem::path gguf_file = dir / "im.gguf", dat_file = dir / "im.dat";
     under_pressure("quant::read_importance(gguf)", [&] { return code_of(minfer::quant::read_importance(gguf_file, f)); });
     under_pressure("quant::read_importance(dat)", [&] { return code_of(minfer::quant::read_importance(dat_file)); });
+}
+
+// The quantizers: the row functions (one thread and several; each type family, the codebook
+// lattices of the IQ types built on the first call, which this test may be) and the type plan.
+TEST(OutOfMemory, Quant) {
+    std::vector<float> values(256 * 4), importance(256, 1.0f);
+    for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>((i * 37) % 101) / 50.0f - 1.0f;
+    for (const gg::tensor_type t : {gg::tensor_type::q8_0, gg::tensor_type::q4_k, gg::tensor_type::iq2_xxs,
+                                    gg::tensor_type::iq3_s, gg::tensor_type::iq1_m, gg::tensor_type::iq4_xs}) {
+        std::vector<std::byte> out(minfer::quant::bytes_for(t, values.size()));
+        const std::string parallel = "quant::quantize_rows_parallel " + std::string(minfer::gguf::to_string(t));
+        const std::string single = "quant::quantize_rows " + std::string(minfer::gguf::to_string(t));
+        under_pressure(parallel.c_str(), [&] {
+            return code_of(minfer::quant::quantize_rows_parallel(t, values, 256, importance, out, 2));
+        });
+        under_pressure(single.c_str(), [&] {
+            return code_of(minfer::quant::quantize_rows(t, values, 256, importance, out));
+        });
+    }
+    minfer::quant::model_facts facts;
+    facts.arch = "llama";
+    facts.n_layer = 2;
+    facts.n_head = facts.n_head_kv = 4;
+    for (const char* name : {"token_embd.weight", "blk.0.attn_v.weight", "blk.1.ffn_down.weight", "output.weight"})
+        facts.tensors.push_back({name, gg::tensor_type::f16, {256, 64, 1, 1}});
+    minfer::quant::plan_options po;
+    po.ftype = minfer::quant::file_type::q4_k_m;
+    po.overrides.push_back({"attn_.*", gg::tensor_type::q8_0});
+    under_pressure("quant::plan_types", [&] { return code_of(minfer::quant::plan_types(facts, po)); });
+}
+
+// Every entry point of minfer::toolbox that writes or checks a model.
+TEST(OutOfMemory, Toolbox) {
+    fixture f;
+    auto m = gg::model::open(f.file);
+    ASSERT_TRUE(m);
+    const std::filesystem::path out = f.dir / "q.gguf", dir = f.file.parent_path();
+    // A model whose weights quantize: llama-shaped names, small finite values.
+    const std::filesystem::path weights = f.dir / "w.gguf";
+    {
+        gg::writer w;
+        w.set_string("general.architecture", "llama");
+        w.set_u32("llama.block_count", 1).set_u32("llama.attention.head_count", 4);
+        std::vector<float> v(32 * 4);
+        for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(i % 13) / 13.0f - 0.5f;
+        const std::int64_t ne[] = {32, 4};
+        for (const char* name : {"token_embd.weight", "blk.0.attn_q.weight", "blk.0.ffn_down.weight"})
+            w.add_tensor(name, gg::tensor_type::f32, ne, std::as_bytes(std::span<const float>(v)));
+        ASSERT_TRUE(w.write(weights));
+    }
+    minfer::toolbox::quantize_request rq;
+    rq.input = weights;
+    rq.output = out;
+    rq.overwrite = true;
+    rq.threads = 2;
+    under_pressure("toolbox::quantize", [&] { return code_of(minfer::toolbox::quantize(rq)); });
+    rq.split_max_tensors = 1;
+    under_pressure("toolbox::quantize (split)", [&] { return code_of(minfer::toolbox::quantize(rq)); });
+    under_pressure("toolbox::verify", [&] {
+        minfer::toolbox::verify_request vr;
+        vr.values = true;
+        vr.threads = 2;
+        return code_of(minfer::toolbox::verify(*m, vr));
+    });
+    // The rest of minfer::toolbox is not noexcept: a std::bad_alloc counts as the out-of-memory
+    // outcome; the result under no failure must be the documented one, and nothing may terminate.
+    auto thrown = [](auto&& call) {
+        try {
+            return call();
+        } catch (const std::bad_alloc&) {
+            return errc::out_of_memory;
+        }
+    };
+    under_pressure("toolbox::refuse_journal", [&] { return thrown([&] { return code_of(minfer::toolbox::refuse_journal(f.file)); }); });
+    under_pressure("toolbox::plan_in_place_edit", [&] {
+        return thrown([&] {
+            gg::metadata_edit_plan plan;
+            plan.changes.push_back(gg::metadata_change::set_string("general.name", "p"));
+            return code_of(minfer::toolbox::plan_in_place_edit(*m, plan));
+        });
+    });
+    under_pressure("toolbox::part_of", [&] {
+        return thrown([&] { return minfer::toolbox::part_of(*m, f.file) ? errc::ok : errc::io_error; });
+    });
+    under_pressure("toolbox::parse_size/parse_count", [&] {
+        return thrown([&] {
+            std::string why;
+            return minfer::toolbox::parse_size("1.5GiB", why) && minfer::toolbox::parse_count("17") ? errc::ok
+                                                                                                     : errc::bad_value_text;
+        });
+    });
+    under_pressure("toolbox::parse_sha256+hash_line", [&] {
+        return thrown([&] {
+            const std::string hex(64, 'a');
+            std::string why;
+            if (!minfer::toolbox::parse_sha256(hex, &why)) return errc::bad_value_text;
+            return minfer::toolbox::hash_line(minfer::check::hash_kind::sha256, hex, "m.gguf", "ok").empty()
+                       ? errc::bad_value_text
+                       : errc::ok;
+        });
+    });
+    under_pressure("toolbox::parse_kv_override+parse_tensor_type", [&] {
+        return thrown([&] {
+            if (!minfer::toolbox::parse_kv_override("general.name=str:a longer name than sso")) return errc::bad_value_text;
+            return code_of(minfer::toolbox::parse_tensor_type("blk\\.[0-9]+\\.attn_v=q8_0"));
+        });
+    });
+    under_pressure("toolbox::write_parts", [&] {
+        return thrown([&] {
+            std::vector<gg::writer> writers(2);
+            const std::int64_t ne[] = {8};
+            const std::vector<std::byte> v(32, std::byte{1});
+            writers[0].set_string("general.architecture", "llama").add_tensor("a", gg::tensor_type::f32, ne, v);
+            writers[1].add_tensor("b", gg::tensor_type::f32, ne, v);
+            const std::vector<std::string> targets{(dir / "wp-1.gguf").string(), (dir / "wp-2.gguf").string()};
+            minfer::toolbox::split_write_options wo;
+            wo.overwrite = true;
+            const auto failed = minfer::toolbox::write_parts(writers, targets, wo);
+            return failed ? failed->error.code : errc::ok;
+        });
+    });
+    // write_split and write_parts are not noexcept: they may throw std::bad_alloc, which counts as
+    // the out-of-memory outcome; they must never terminate or leave a part behind.
+    under_pressure("toolbox::write_split", [&] {
+        try {
+            gg::split_options so;
+            so.max_tensors = 1;
+            auto plan = gg::split_plan::make(*m, so);
+            if (!plan) return plan.error().code;
+            std::vector<std::string> targets;
+            for (std::uint32_t i = 0; i < plan->part_count(); ++i)
+                targets.push_back(plan->part_name((dir / "s").string(), i));
+            minfer::toolbox::split_write_options wo;
+            wo.overwrite = true;
+            const auto failed = minfer::toolbox::write_split(*m, *plan, targets, wo);
+            return failed ? failed->error.code : errc::ok;
+        } catch (const std::bad_alloc&) {
+            return errc::out_of_memory;
+        }
+    });
 }
 
 }  // namespace

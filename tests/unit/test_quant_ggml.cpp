@@ -40,7 +40,7 @@ protected:
         lib = lr::llama_lib::require(needed, why);
         if (lib != nullptr) return;
         if (lr::llama_lib::configured()) FAIL() << why;
-        GTEST_SKIP() << why;
+        MINFER_SKIP_REFERENCE(why);
     }
     const lr::llama_lib* lib = nullptr;
 };

@@ -56,7 +56,7 @@ protected:
         lib = lr::llama_lib::require(lr::part::quantize_chunk, why);
         if (lib != nullptr) return;
         if (lr::llama_lib::configured()) FAIL() << why;
-        GTEST_SKIP() << why;
+        MINFER_SKIP_REFERENCE(why);
     }
     const lr::llama_lib* lib = nullptr;
 };

@@ -39,7 +39,7 @@ protected:
         if (llama_lib::require(needed, why) != nullptr) return;
         // A library named (by $MINFER_LLAMA_LIB or the cache variable) but unusable is a failure here.
         if (llama_lib::configured()) FAIL() << why;
-        GTEST_SKIP() << why;
+        MINFER_SKIP_REFERENCE(why);
     }
     temp_dir dir;
 };

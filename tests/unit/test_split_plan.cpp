@@ -396,7 +396,7 @@ TEST(SplitPlan, TooManyParts) {
     o.no_tensor_first_split = true;
     auto r = split_plan::make(m, o);
     ASSERT_FALSE(r);
-    EXPECT_TRUE(error_is(r.error(), {minfer::gguf_write::codes::too_many_parts, section::file, {}, 65535, 65536}));
+    EXPECT_TRUE(error_is(r.error(), {minfer::gguf::write_codes::too_many_parts, section::file, {}, 65535, 65536}));
 }
 
 // ---- writing the parts ------------------------------------------------------------------------

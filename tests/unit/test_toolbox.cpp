@@ -7,6 +7,8 @@
 #include <cstring>
 #include <limits>
 #include <filesystem>
+#include <fstream>
+#include <stdexcept>
 #include <optional>
 
 #include "gguf_bytes.hpp"
@@ -20,6 +22,9 @@
 #include "minfer/toolbox/verify.hpp"
 #include "minfer/gguf_write/errors.hpp"
 #include "minfer/quant/errors.hpp"
+#include "minfer/check/errors.hpp"
+#include <string>
+#include <vector>
 
 namespace tb = minfer::toolbox;
 using minfer::gguf::errc;
@@ -39,7 +44,7 @@ TEST(ToolboxExitCode, IoCodesAreExit3AndKindIo) {
 }
 
 TEST(ToolboxExitCode, CommandLineValuesAreUsage) {
-    for (errc c : {errc::bad_value_text, errc::model_incomplete, minfer::gguf_write::codes::output_not_regular,
+    for (errc c : {errc::bad_value_text, errc::model_incomplete, minfer::gguf::write_codes::output_not_regular,
                    minfer::quant::codes::requantize_refused})
         EXPECT_EQ(tb::exit_code_for(c), 2) << minfer::gguf::to_string(c);
     EXPECT_EQ(tb::kind_of(errc::bad_value_text), tb::error_kind::request);
@@ -68,6 +73,46 @@ TEST(ToolboxExitCode, ParseFailuresAreInvalidFilesAndRequestsAreNot) {
     EXPECT_EQ(tb::to_string(tb::error_kind::invalid_file), "invalid");
     EXPECT_EQ(tb::to_string(tb::error_kind::request), "request");
     EXPECT_EQ(tb::to_string(tb::error_kind::io), "io");
+}
+
+// Every code that a library linked here names, in every domain, that the table leaves out.
+std::vector<std::string> unclassified_codes() {
+    std::vector<std::string> missing;
+    for (unsigned d = 0; d < 256; ++d)
+        for (unsigned n = 1; n < 256; ++n) {
+            const errc c = minfer::gguf::make_code(static_cast<std::uint8_t>(d), static_cast<std::uint8_t>(n));
+            if (minfer::gguf::to_string(c) == "unknown") continue;
+            if (tb::find_classification(c) == nullptr) missing.push_back(std::string(minfer::gguf::to_string(c)));
+        }
+    return missing;
+}
+
+std::string_view appended_name(std::uint8_t n) noexcept { return n == 1 ? "a_code_added_later" : std::string_view(); }
+std::string appended_describe(const minfer::gguf::error&, bool) { return "a code added later"; }
+std::string_view no_name(std::uint8_t) noexcept { return {}; }
+
+// The classification is a table with a row per code, not a rule about where a code sits in its enum
+// (input_too_large once exited 1 from quantize and 3 from edit). Every named code of every domain
+// linked into this test has a row; and a code appended to a domain without one is caught: a domain
+// registered here with one named code makes the walk report it.
+TEST(ToolboxExitCode, EveryNamedCodeHasARowAndAnAppendedCodeIsCaught) {
+    EXPECT_EQ(unclassified_codes(), std::vector<std::string>{});
+    for (std::uint8_t n : {std::uint8_t{1}, std::uint8_t{2}})  // remote's, by number (this library does not link remote)
+        EXPECT_NE(tb::find_classification(minfer::gguf::make_code(minfer::gguf::domains::remote, n)), nullptr);
+    EXPECT_EQ(tb::exit_code_for(errc::input_too_large), 3);
+    EXPECT_EQ(tb::kind_of(errc::input_too_large), tb::error_kind::io);
+
+    static const minfer::gguf::error_domain appended{200, "appended", appended_name, appended_describe};
+    minfer::gguf::register_error_domain(appended);
+    EXPECT_EQ(unclassified_codes(), std::vector<std::string>{"a_code_added_later"});
+    // until it gets a row, it is a request with exit 1, never a parse failure
+    const errc added = minfer::gguf::make_code(200, 1);
+    EXPECT_EQ(tb::exit_code_for(added), 1);
+    EXPECT_EQ(tb::kind_of(added), tb::error_kind::request);
+    EXPECT_FALSE(tb::is_parse_failure(added));
+    static const minfer::gguf::error_domain removed{200, "appended", no_name, appended_describe};
+    minfer::gguf::register_error_domain(removed);
+    EXPECT_EQ(unclassified_codes(), std::vector<std::string>{});
 }
 
 // ------------------------------------------------------------------------------ the option texts
@@ -215,7 +260,7 @@ TEST(ToolboxEditSteps, RefuseJournalNamesTheJournal) {
     write_file(journal, bytes(4));
     const auto r = tb::refuse_journal(p);
     ASSERT_FALSE(r);
-    EXPECT_EQ(r.error().code, minfer::gguf_write::codes::journal_present);
+    EXPECT_EQ(r.error().code, minfer::gguf::write_codes::journal_present);
     EXPECT_EQ(r.error().file, journal.string());
 }
 
@@ -255,7 +300,7 @@ TEST(ToolboxEditSteps, PlanInPlaceEditFitsNothingAndRefusesTooMuch) {
     big.changes.push_back(minfer::gguf::metadata_change::set_string("general.name", std::string(500, 'x')));
     auto refused = tb::plan_in_place_edit(*m, big);
     ASSERT_FALSE(refused);
-    EXPECT_EQ(refused.error().code, minfer::gguf_write::codes::no_room_in_place);
+    EXPECT_EQ(refused.error().code, minfer::gguf::write_codes::no_room_in_place);
 }
 
 // ------------------------------------------------------------------------------ split's protocol
@@ -303,8 +348,8 @@ TEST_F(ToolboxSplitWrite, WritesEveryPartAndPartOneLast) {
     EXPECT_EQ(seen.back(), plan->total_bytes());  // the progress runs over all parts
 }
 
-TEST_F(ToolboxSplitWrite, AFailureRemovesThePartsWritten) {
-    // part 1 cannot be written (its directory does not exist): it comes last, after parts 2 and 3
+TEST_F(ToolboxSplitWrite, AFailureLeavesNoPart) {
+    // part 1 cannot be written (its directory does not exist): nothing is named, parts 2 and 3 included
     std::vector<std::string> targets{(dir / "missing" / "p1.gguf").string(), (dir / "p2.gguf").string(),
                                      (dir / "p3.gguf").string()};
     const auto failed = tb::write_split(*m, *plan, targets, {});
@@ -312,8 +357,49 @@ TEST_F(ToolboxSplitWrite, AFailureRemovesThePartsWritten) {
     ASSERT_TRUE(failed->part);
     EXPECT_EQ(*failed->part, 0u);
     EXPECT_EQ(failed->error.code, errc::io_error);
-    EXPECT_EQ(failed->removed, (std::vector<std::string>{targets[1], targets[2]}));
+    EXPECT_TRUE(failed->removed.empty());  // nothing had been named
     EXPECT_TRUE(failed->not_removed.empty());
     EXPECT_FALSE(std::filesystem::exists(targets[1]));
     EXPECT_FALSE(std::filesystem::exists(targets[2]));
+}
+
+// No part is named while any is being written: a kill or a failure at any moment of the writing
+// leaves no part of the new set, and every old part as it was.
+TEST_F(ToolboxSplitWrite, NoPartIsNamedUntilAllAreWritten) {
+    std::vector<std::string> targets;
+    for (std::uint32_t i = 0; i < 3; ++i) targets.push_back(plan->part_name((dir / "s").string(), i));
+    tb::split_write_options o;
+    std::size_t calls = 0;
+    o.progress = [&](std::uint64_t, std::uint64_t) {
+        ++calls;
+        for (const auto& t : targets) EXPECT_FALSE(std::filesystem::exists(t)) << t << " named mid-write";
+    };
+    EXPECT_FALSE(tb::write_split(*m, *plan, targets, o));
+    EXPECT_GT(calls, 3u);
+    for (const auto& t : targets) EXPECT_TRUE(std::filesystem::exists(t)) << t;
+}
+
+// Replacing a set: a failure mid-write (here the progress callback throws, as a Ctrl-C in a
+// frontend's progress bar does) leaves every old part as it was, part 1 included.
+TEST_F(ToolboxSplitWrite, AFailureWhileReplacingKeepsTheOldSet) {
+    std::vector<std::string> targets;
+    for (std::uint32_t i = 0; i < 3; ++i) targets.push_back(plan->part_name((dir / "old").string(), i));
+    for (const auto& t : targets) std::ofstream(t) << "old " << t;
+    tb::split_write_options o;
+    o.overwrite = true;
+    o.progress = [&](std::uint64_t done, std::uint64_t total) {
+        if (done > total / 2) throw std::runtime_error("interrupted");
+    };
+    const auto failed = tb::write_split(*m, *plan, targets, o);
+    ASSERT_TRUE(failed);
+    EXPECT_EQ(failed->error.code, errc::io_error);
+    for (const auto& t : targets) {
+        std::ifstream in(t);
+        std::string text;
+        std::getline(in, text);
+        EXPECT_EQ(text, "old " + t);
+    }
+    std::size_t files = 0;
+    for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir.path())) ++files;
+    EXPECT_EQ(files, 1u + targets.size());  // the input and the old parts: no temporary left
 }

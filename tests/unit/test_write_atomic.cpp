@@ -228,7 +228,7 @@ TEST(WriteAtomic, AtomicFileDiscardsUnlessCommitted) {
     EXPECT_TRUE(error_is(missing, {.code = errc::io_error, .where = section::file}));
     EXPECT_EQ(missing.sys_errno, ENOENT);
     EXPECT_EQ(missing.file, (dir / "no").string());
-    EXPECT_EQ(error_of(atomic_file::create(dir.path() / "")).code, minfer::gguf_write::codes::output_not_regular);  // a directory
+    EXPECT_EQ(error_of(atomic_file::create(dir.path() / "")).code, minfer::gguf::write_codes::output_not_regular);  // a directory
 }
 
 }  // namespace
@@ -279,7 +279,7 @@ TEST(WriteAtomic, OnlyANewNameOrARegularFileIsReplaced) {
         fs::create_symlink("nowhere", dir / "dangling");
         for (const char* name : {"fifo", "sub", "dangling"}) {
             const error e = error_of(atomic_file::create(dir / name, o));
-            EXPECT_EQ(e.code, minfer::gguf_write::codes::output_not_regular) << name << ": " << e.message();
+            EXPECT_EQ(e.code, minfer::gguf::write_codes::output_not_regular) << name << ": " << e.message();
             EXPECT_EQ(e.file, (dir / name).string());
         }
         EXPECT_EQ(error_of(atomic_file::create(dir / "fifo", o)).found, static_cast<std::uint64_t>(S_IFIFO));
@@ -290,7 +290,7 @@ TEST(WriteAtomic, OnlyANewNameOrARegularFileIsReplaced) {
         ASSERT_EQ(::write(f->fd(), "abc", 3), 3);
         ASSERT_EQ(::mkfifo((dir / "late").c_str(), 0644), 0);
         const error late = error_of(f->commit());
-        EXPECT_EQ(late.code, minfer::gguf_write::codes::output_not_regular) << late.message();
+        EXPECT_EQ(late.code, minfer::gguf::write_codes::output_not_regular) << late.message();
         EXPECT_TRUE(fs::is_fifo(dir / "late"));
         EXPECT_EQ(names_in(dir.path()), (std::set<std::string>{"fifo", "sub", "dangling", "late"}));
 

@@ -63,7 +63,7 @@ inline constexpr std::size_t max_subject_bytes = 256;
 /// Stable error codes, 16 bits: the high byte is the domain (the library that owns the code), the low
 /// byte the code within it. This enum lists the loader's own codes (domain 0) and the few that several
 /// libraries return without depending on one another; every other library declares its codes in its
-/// own header as constants of this type (minfer/gguf_write/errors.hpp: gguf_write::codes::journal_present,
+/// own header as constants of this type (minfer/gguf_write/errors.hpp: gguf::write_codes::journal_present,
 /// …), names and describes them in its own errors.cpp, and registers them (register_error_domain), so a
 /// library adds a code without touching this header. Domains: 0 loader, 1 gguf_write, 2 quant, 3 check,
 /// 4 remote, 5 estimate, 6 toolbox (see `domains`). Numbers never change meaning; gaps below are codes

@@ -50,7 +50,14 @@ public:
     /// directory. @returns io_error (file, detail, sys_errno); on failure before the rename the
     /// temporary is removed and the target untouched. A failed directory fsync is reported after the
     /// rename: the new file is in place but its name may not survive a crash.
-    result<void> commit() noexcept;
+    result<void> commit() noexcept { return commit(true); }
+    /// commit() with the directory's fsync left to the caller when sync_directory is false: an
+    /// output of several files (toolbox::write_parts) renames them all at once and syncs each
+    /// directory once after, so that no kill between two renames is likely.
+    result<void> commit(bool sync_directory) noexcept;
+    /// fsync the temporary now (write_parts syncs each part as soon as it is written, so that the
+    /// renames of a set follow one another without a flush between them). @returns io_error.
+    result<void> sync() noexcept;
     /// Close and remove the temporary (also what the destructor does).
     void discard() noexcept;
 

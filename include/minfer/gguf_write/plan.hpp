@@ -60,7 +60,10 @@ public:
     /// size_overflow (bytes above PTRDIFF_MAX), data_truncated (source_bytes differs); then
     /// data_size_overflow when the file would be larger than INT64_MAX bytes; or out_of_memory.
     /// Errors carry the section, the record's index, its name as subject and its planned offset.
-    static result<plan> make(std::span<const kv_desc> kvs, std::span<const tensor_desc> tensors) noexcept;
+    /// pad_without_tensors: the data section starts at the padded end of the table even when there
+    /// are no tensors (ggml's writer; writer::pad_table_without_tensors).
+    static result<plan> make(std::span<const kv_desc> kvs, std::span<const tensor_desc> tensors,
+                             bool pad_without_tensors = false) noexcept;
 
     plan() noexcept = default;
 

@@ -60,6 +60,31 @@ struct split_part {
     bool oversized = false;
 };
 
+/// One tensor as the grouping sees it: its record in a part's tensor table and its bytes in the file.
+struct grouped_tensor {
+    std::uint64_t record_bytes = 0;  ///< name (u64 length + bytes), n_dims, ne[n_dims], type, offset
+    std::uint64_t n_bytes = 0;       ///< unpadded; below 2^63
+};
+
+/// What the grouping needs besides the tensors: the parts' heads and the limits.
+struct part_grouping {
+    std::uint64_t first_head_bytes = 0;  ///< part 1's header and metadata (where its table starts)
+    std::uint64_t later_head_bytes = 0;  ///< every later part's
+    std::uint32_t alignment = 32;        ///< a power of two
+    std::uint64_t max_tensors = ~std::uint64_t{0};
+    std::uint64_t max_bytes = ~std::uint64_t{0};
+    bool no_tensor_first_split = false;  ///< part 1 holds no tensor
+};
+
+/// The ONE grouping of tensors into parts (split_plan::make, toolbox::quantize's split outputs):
+/// greedily, a tensor joins the current part while the part's whole file (head, table, padding,
+/// padded data) stays within both limits, else starts the next part; an empty part takes a tensor
+/// whatever its size (oversized then). Every sum is checked. @returns the parts (first, count,
+/// exact file_size, tensor_bytes, oversized); data_size_overflow (index = the tensor);
+/// too_many_parts (expected 65535, found = parts needed); out_of_memory.
+result<std::vector<split_part>> group_into_parts(std::span<const grouped_tensor> tensors,
+                                                 const part_grouping& g) noexcept;
+
 class split_plan {
 public:
     /// Group `m`'s tensors (model::tensors(), in order) into parts, greedily: a tensor joins the

@@ -94,6 +94,15 @@ public:
     /// Add a tensor whose bytes are all zero, written as a hole (sparse file).
     writer& add_zero_tensor(std::string_view name, tensor_type type, std::span<const std::int64_t> ne) noexcept;
 
+    /// Pad the end of the tensor table to the alignment even when there are no tensors, as ggml's
+    /// gguf writer does (gguf_write_to_buf pads unconditionally; the loader puts no padding there
+    /// without tensors, and by default neither does this writer). toolbox::quantize sets it: a
+    /// vocabulary-only model is then the file llama_model_quantize writes, byte for byte.
+    writer& pad_table_without_tensors(bool on = true) noexcept {
+        pad_without_tensors_ = on;
+        return *this;
+    }
+
     std::size_t kv_count() const noexcept { return kvs_.size(); }
     std::size_t tensor_count() const noexcept { return tensors_.size(); }
 
@@ -106,6 +115,11 @@ public:
     /// operation; sys_errno); data_truncated when a file source is shorter than its range; a
     /// callback source's own error; out_of_memory. On any error the target is untouched.
     result<void> write(const std::filesystem::path& path, const write_options& options = {}) const noexcept;
+    /// write() without its last step: the whole file is written to the temporary, which is returned
+    /// uncommitted (commit() gives it its name; dropping it leaves no trace). For outputs of several
+    /// files that must appear together (toolbox::write_parts): every file complete before any is named.
+    /// Same errors as write(); the temporary holds two descriptors until it is committed or dropped.
+    result<atomic_file> write_uncommitted(const std::filesystem::path& path, const write_options& options = {}) const noexcept;
     /// The bytes before the data section (header, metadata, tensor table, padding: plan's
     /// data_offset() bytes), without reading any source: what an in-place edit writes. @returns the
     /// plan's errors, size_overflow when they cannot be one object in memory, or out_of_memory.
@@ -167,6 +181,7 @@ private:
     std::unordered_map<std::string, std::size_t> key_index_;  // key -> position in kvs_: O(1) set
     std::vector<tensor_record> tensors_;
     std::optional<error> deferred_;  // the first builder failure (an allocation), reported on use
+    bool pad_without_tensors_ = false;
 };
 
 }  // namespace minfer::gguf

@@ -4,6 +4,7 @@
 // header only: src/quant/errors.cpp names and describes them, and the inline variable below registers
 // them with the loader in every program that includes this header (docs/ERRORS.md lists them).
 #include "minfer/gguf/error.hpp"
+#include "minfer/gguf/tensor_info.hpp"
 
 namespace minfer::quant {
 
@@ -34,7 +35,15 @@ inline constexpr gguf::errc requantize_refused = gguf::make_code(gguf::domains::
 /// quantizing a tensor holding a NaN or an infinity (llama-quantize's row validation fails on it after the
 /// fact); subject = the tensor, index = the value's position
 inline constexpr gguf::errc non_finite_weight = gguf::make_code(gguf::domains::quant, 8);
+/// a tensor to convert whose rows are longer than a model quantization converts in bounded memory (a row is
+/// quantized whole: its values and its quantized bytes are held at once); subject = the tensor, expected = the
+/// cap (values), found = ne[0]
+inline constexpr gguf::errc row_too_long = gguf::make_code(gguf::domains::quant, 9);
 }  // namespace codes
+
+/// type_not_convertible for tensor `t` (found = its type id, subject = its name): what every reader
+/// of values (tensor, diff, verify) reports for a type with no conversion to f32.
+gguf::error type_not_convertible_error(const gguf::tensor_info& t);
 
 /// This library's codes as the loader's to_string and error::description see them.
 const gguf::error_domain& errors_domain() noexcept;

@@ -124,7 +124,7 @@ struct type_plan {
 /// not map), not_block_multiple (ne[0] fits neither the chosen type nor its fallback, or the type has
 /// no fallback: llama.cpp stops there too; subject = the tensor), bad_hyperparameter (a MoE tensor
 /// whose layer cannot be read from its name or is outside block_count).
-result<type_plan> plan_types(const model_facts& model, const plan_options& options);
+result<type_plan> plan_types(const model_facts& model, const plan_options& options) noexcept;
 
 /// llama.cpp's order of a model's tensors (the loader's weight map): by the number after "blk."
 /// (-1 without one), then by name. Returns indices into `tensors`.

@@ -25,6 +25,19 @@ enum class error_kind {
     io,            ///< the file could not be read or written (missing part, memory, a remote transfer)
 };
 
+/// One code's row in the classification table (src/toolbox/exit_code.cpp): every code a library
+/// names has one, which the tests check for every domain.
+struct classification {
+    gguf::errc code;
+    error_kind kind;
+    int exit;            ///< the minfer tool's exit code
+    bool parse_failure;  ///< the CLI says "failed to parse GGUF" (is_parse_failure)
+};
+
+/// The row of `code`, or nullptr for a code the table does not name: classified as a request (exit 1),
+/// or in remote's domain as I/O (exit 3).
+const classification* find_classification(gguf::errc code) noexcept;
+
 /// Reading or writing failed: the file may be fine (io_error, split_part_missing, out_of_memory, and a
 /// remote file's transfer codes).
 bool is_io_failure(gguf::errc code) noexcept;
@@ -42,8 +55,9 @@ error_kind kind_of(gguf::errc code) noexcept;
 std::string_view to_string(error_kind kind) noexcept;
 
 /// The exit code: exit_io for is_io_failure; exit_usage for the command line's own values
-/// (bad_value_text), a remote model where the file is needed (model_incomplete) and an output that
-/// names no file to replace (output_not_regular); exit_parse otherwise (invalid files and requests).
+/// (bad_value_text), a remote model where the file is needed (model_incomplete), an output that
+/// names no file to replace (output_not_regular) and requantizing without allow_requantize;
+/// exit_parse otherwise (invalid files and requests, and a code no library names).
 int exit_code_for(gguf::errc code) noexcept;
 inline int exit_code_for(const gguf::error& e) noexcept { return exit_code_for(e.code); }
 

@@ -44,6 +44,15 @@ struct kv_override {
 /// Error bad_value_text (subject = the text, detail = why).
 gguf::result<kv_override> parse_kv_override(std::string_view text);
 
+/// llama-quantize's --tensor-type PATTERN=TYPE: split at the first '=', the pattern lowercased as
+/// llama-quantize lowercases it (tensor names are lowercase; it is an ECMAScript regex searched in the
+/// name, compiled by plan_types), TYPE a ggml type name in any case. The CLI and Python read it here.
+/// Error bad_value_text (subject = the text, detail = why: "expected PATTERN=TYPE …", "the tensor
+/// name pattern is empty", "the type is empty", "'q9_9' is not a ggml type name …").
+gguf::result<quant::type_override> parse_tensor_type(std::string_view text);
+/// The same from the two halves (Python's pairs and mappings).
+gguf::result<quant::type_override> make_tensor_type(std::string_view pattern, std::string_view type);
+
 struct quantize_request {
     std::filesystem::path input;   ///< a GGUF file or part 1 of a split set
     /// The output file. With keep_split or a split limit: the parts are "<output without .gguf>-%05d-of-%05d.gguf"
@@ -69,6 +78,9 @@ struct quantize_request {
     std::optional<std::uint64_t> split_max_bytes;    ///< --split-max-size: each part file at most this many bytes
     std::optional<std::uint64_t> split_max_tensors;  ///< --split-max-tensors
     bool overwrite = false;  ///< replace existing outputs (never a directory or special file)
+    /// Let an override give a key llama.cpp reads another type than llama.cpp reads it as (as
+    /// `minfer edit --allow-type-change`; a warning says llama.cpp will not load the model).
+    bool allow_type_change = false;
 };
 
 /// One file the quantization writes (or, in a dry run, would write).
@@ -91,7 +103,8 @@ struct quantize_report {
 };
 
 struct quantize_events {
-    /// Bytes of output written so far and the total of all outputs (terminal progress).
+    /// Bytes of output written so far and the total of all outputs (terminal progress). An exception
+    /// it throws cancels the run (an io_error naming the callback): no output is replaced.
     std::function<void(std::uint64_t done, std::uint64_t total)> progress;
 };
 
@@ -104,7 +117,8 @@ struct quantize_events {
 /// later parts holding only those, as llama_model_quantize writes them); with a split limit, the
 /// parts gguf::split_plan would make of the output tensors (its keys and naming, general.alignment
 /// on every part, each whole part file within split_max_bytes unless one tensor alone is larger: a
-/// part of its own and a warning). Parts are written 2..N, then 1 (toolbox/split_write.hpp).
+/// part of its own and a warning). Every part is written through toolbox::write_parts: all complete
+/// before any is named, part 1 named last (toolbox/split_write.hpp).
 ///
 /// Where this differs from llama_model_quantize on purpose:
 ///   - an input with general.alignment other than 32: llama.cpp copies the key but pads its output
@@ -112,13 +126,17 @@ struct quantize_events {
 ///     alignment it declares.
 ///   - dry_run checks what llama's dry run skips (imatrix entries, requantizing, shapes) and fails
 ///     on it, but only warns when an imatrix is needed and none is given (sizing before computing
-///     one). The outputs are not checked in a dry run; the sizes are exact (header, metadata, table,
+///     one). The outputs are checked in a dry run as in a real one (an existing output without
+///     overwrite, a file of the input, a directory); the sizes are exact (header, metadata, table,
 ///     padding), as the writer plans them.
 ///   - a 4-D tensor to be converted is refused (bad_n_dims): llama.cpp would quantize its first
 ///     ne[2] matrices only.
 ///   - tensors copied unchanged are not inspected for NaN (llama.cpp's loader validates them).
 ///   - kv overrides change the written metadata only, not the hyperparameters the plan reads.
-/// Errors: the loader's (the input), model_incomplete, read_importance's,
+/// Errors: the loader's (the input), model_incomplete, bad_value_text (subject = the key) for an
+/// override of a split.* key or of a key llama.cpp reads as another type (without allow_type_change),
+/// bad_value_text (subject = include_weights / exclude_weights) for both filters, or a filter
+/// without an imatrix, read_importance's,
 /// plan_types' (bad_value_text for an override regex, not_block_multiple, bad_hyperparameter),
 /// importance_required (a tensor whose type needs an imatrix and has no entry; subject = the tensor),
 /// imatrix_mismatch, requantize_refused, type_not_convertible (an input type with no conversion to
@@ -126,8 +144,8 @@ struct quantize_events {
 /// value), quantize_failed, bad_value_text (keep_split with a split limit, a limit of 0),
 /// too_many_parts, output_not_regular / io_error EEXIST for an output that exists without overwrite,
 /// io_error EINVAL (an output is one of the input's files or the imatrix), the writer's errors,
-/// out_of_memory. On any error no output exists that was not there before (parts written are
-/// removed; with overwrite, an old part 1 of a multi-part output is removed before writing).
+/// out_of_memory. On any error, and on an exception thrown by events.progress (which ends the run:
+/// a way to cancel it), every output is as it was: nothing is named until every part is complete.
 gguf::result<quantize_report> quantize(const quantize_request& request, const quantize_events& events = {}) noexcept;
 
 }  // namespace minfer::toolbox

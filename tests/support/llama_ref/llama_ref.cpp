@@ -188,6 +188,7 @@ const llama_lib* llama_lib::get() {
         MINFER_BIND(ggml_get_type_traits, type_traits);
         MINFER_BIND(ggml_quantize_chunk, quantize_chunk);
         MINFER_BIND(ggml_quantize_requires_imatrix, quantize_chunk);
+        MINFER_BIND(ggml_validate_row_data, quantize_chunk);
         // libllama and libggml sit beside libggml-base; their RUNPATH ($ORIGIN) resolves libggml-base
         // to the copy already loaded (same soname).
         const std::filesystem::path dir = std::filesystem::path(path).parent_path();

@@ -1,4 +1,6 @@
 #pragma once
+#include <cstdlib>
+#include <string_view>
 // The one binding of llama.cpp's ggml/gguf C library for the tests and the benchmark.
 //
 // The library (libggml-base.so of the npm package @node-llama-cpp/linux-x64@3.22.1, installed by
@@ -286,6 +288,8 @@ struct llama_api {
                                        const float*) = nullptr;
     // part::quantize_chunk: whether ggml_quantize_chunk asserts (aborts) on a null imatrix for the type
     bool (*ggml_quantize_requires_imatrix)(int) = nullptr;
+    // part::quantize_chunk: ggml's check of quantized bytes (llama_model_quantize runs it on every chunk)
+    bool (*ggml_validate_row_data)(int, const void*, std::size_t) = nullptr;
     // part::llama_model (libllama; the last one from libggml)
     void (*llama_backend_init)() = nullptr;
     void (*llama_log_set)(log_callback, void*) = nullptr;
@@ -397,9 +401,27 @@ private:
 
 }  // namespace minfer::llama_ref
 
+namespace minfer::llama_ref {
+/// MINFER_REQUIRE_REFERENCE set (and not "0"), as .ci/run sets it: a reference test that cannot run
+/// fails instead of skipping, so that a green CI run is evidence of the comparisons.
+inline bool reference_required() noexcept {
+    const char* v = std::getenv("MINFER_REQUIRE_REFERENCE");
+    return v != nullptr && *v != '\0' && std::string_view(v) != "0";
+}
+}  // namespace minfer::llama_ref
+
+/// For GoogleTest users: skip the current test with `why` (a reference that is not there), or fail
+/// it when MINFER_REQUIRE_REFERENCE is set.
+#define MINFER_SKIP_REFERENCE(why)                                                                  \
+    do {                                                                                            \
+        if (::minfer::llama_ref::reference_required())                                              \
+            FAIL() << "MINFER_REQUIRE_REFERENCE is set and the llama.cpp reference cannot run: " << (why); \
+        GTEST_SKIP() << (why);                                                                      \
+    } while (0)
+
 /// For GoogleTest users: bind `lib` (const llama_lib*) to the library with every part of `parts`,
-/// or skip the current test with the reason.
+/// or skip the current test with the reason (fail it under MINFER_REQUIRE_REFERENCE).
 #define MINFER_REQUIRE_LLAMA_PARTS(lib, parts)                                                    \
     std::string lib##_unavailable;                                                                \
     const ::minfer::llama_ref::llama_lib* lib = ::minfer::llama_ref::llama_lib::require((parts), lib##_unavailable); \
-    if ((lib) == nullptr) GTEST_SKIP() << lib##_unavailable
+    if ((lib) == nullptr) MINFER_SKIP_REFERENCE(lib##_unavailable)

@@ -1,8 +1,8 @@
-#include "common/value_stats.hpp"
+#include "minfer/compare/value_stats.hpp"
 
 #include <cmath>
 
-namespace minfer::cli {
+namespace minfer::compare {
 
 void value_stats::add(std::span<const float> values, std::uint64_t first_index) noexcept {
     std::uint64_t n = 0;
@@ -49,4 +49,4 @@ double value_stats::stddev() const noexcept {
     return finite_ == 0 ? 0.0 : std::sqrt(m2_ / static_cast<double>(finite_));
 }
 
-}  // namespace minfer::cli
+}  // namespace minfer::compare

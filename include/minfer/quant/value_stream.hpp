@@ -1,25 +1,17 @@
 #pragma once
-// A tensor's values as f32, streamed through a bounded buffer: tensor, stats, dump and diff read
-// tensors of any size with a few MiB of memory, never n_elements floats at once.
+// quant::stream_values: a tensor's values as f32, streamed through a bounded buffer, so that a reader
+// (tensor --stats and --dump, the frontends) takes tensors of any size with a few MiB of memory, never
+// n_elements floats at once.
 #include <cstddef>
 #include <cstdint>
-#include <cstdio>
 #include <span>
 #include <vector>
 
 #include "minfer/gguf/result.hpp"
 #include "minfer/gguf/types.hpp"
 #include "minfer/quant/dequantize.hpp"
-#include "minfer/quant/isa.hpp"
 
-namespace minfer::cli {
-
-/// The commands that read values say so on stderr when MINFER_QUANT_ISA was not followed as
-/// written (a typo, or a set this CPU lacks): the library only records why.
-inline void warn_about_isa_choice() {
-    const std::string_view note = quant::isa_env_note();
-    if (!note.empty()) std::fprintf(stderr, "Warning: %.*s\n", static_cast<int>(note.size()), note.data());
-}
+namespace minfer::quant {
 
 /// Values per chunk: 1 Mi (4 MiB of f32). Every block size (1 … 256 values, powers of two) divides
 /// it, so every chunk but the last is whole blocks, and the last is too (a tensor is whole blocks).
@@ -36,11 +28,11 @@ gguf::result<void> stream_values(gguf::tensor_type type, std::span<const std::by
         const std::size_t n = left < chunk_values ? static_cast<std::size_t>(left) : chunk_values;
         if (buffer.size() < n) buffer.resize(n);
         const std::span<float> dst(buffer.data(), n);
-        if (auto r = quant::dequantize_range(type, bytes, first, dst); !r) return r;
+        if (auto r = dequantize_range(type, bytes, first, dst); !r) return r;
         if (!fn(first, std::span<const float>(dst))) break;
         first += n;
     }
     return {};
 }
 
-}  // namespace minfer::cli
+}  // namespace minfer::quant

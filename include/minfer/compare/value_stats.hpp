@@ -1,5 +1,5 @@
 #pragma once
-// Summary statistics of a tensor's values, fed chunk by chunk (a bounded buffer of dequantized
+// compare::value_stats: summary statistics of a tensor's values, fed chunk by chunk (a bounded buffer of dequantized
 // values), so a tensor of any size is summarised in one pass with constant memory.
 //
 // Numerics: each chunk is summed in double and its squared deviations are taken from the chunk's
@@ -10,7 +10,7 @@
 #include <limits>
 #include <span>
 
-namespace minfer::cli {
+namespace minfer::compare {
 
 class value_stats {
 public:
@@ -42,4 +42,4 @@ private:
     double m2_ = 0.0;  // sum of squared deviations from the mean
 };
 
-}  // namespace minfer::cli
+}  // namespace minfer::compare
