@@ -8,4 +8,5 @@ if command -v ccache >/dev/null 2>&1 && [ -z "${MINFER_NO_CCACHE:-}" ]; then
   export CMAKE_CXX_COMPILER_LAUNCHER=${CMAKE_CXX_COMPILER_LAUNCHER:-ccache}
   export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$(pwd)}
   export CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-1}
+  export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-30G}  # five presets of debug objects outgrow the 5 GB default
 fi
