@@ -29,38 +29,47 @@ namespace tb = minfer::toolbox;
 // Value i of the tensor: a pattern with some spread (no allocation to produce it).
 float value_at(std::uint64_t i) { return static_cast<float>(static_cast<std::int64_t>((i * 2654435761u) % 2001u) - 1000) / 997.0f; }
 
+// Writes a model of one f32 tensor [n0, n1] named blk.0.attn_q.weight through a callback (no
+// allocation of its size here either).
+void write_f32_model(const std::filesystem::path& p, std::int64_t n0, std::int64_t n1) {
+    gg::writer w;
+    w.set_string("general.architecture", "llama");
+    w.set_u32("llama.block_count", 1);
+    const std::int64_t ne[] = {n0, n1};
+    const std::uint64_t n_bytes = static_cast<std::uint64_t>(n0 * n1) * 4;
+    w.add_tensor("blk.0.attn_q.weight", gg::tensor_type::f32, ne,
+                 gg::tensor_source::callback(n_bytes, [](std::uint64_t off, std::span<std::byte> out) -> gg::result<void> {
+                     for (std::size_t k = 0; k < out.size(); k += 4) {
+                         const float v = value_at((off + k) / 4);
+                         std::memcpy(out.data() + k, &v, 4);
+                     }
+                     return {};
+                 }));
+    auto r = w.write(p);
+    ASSERT_TRUE(r.has_value()) << r.error().message();
+}
+
+// Quantizes `in` to Q8_0 on 2 threads into `out`: the largest single allocation made meanwhile.
+std::size_t largest_allocation_to_q8_0(const std::filesystem::path& in, const std::filesystem::path& out) {
+    tb::quantize_request rq;
+    rq.input = in;
+    rq.output = out;
+    rq.type = *q::parse_file_type("Q8_0");
+    rq.threads = 2;
+    alloc_probe probe;
+    auto rep = tb::quantize(rq);
+    const std::size_t largest = probe.largest();
+    EXPECT_TRUE(rep.has_value()) << rep.error().message();
+    return largest;
+}
+
 TEST(QuantizeMemory, A64MiBTensorNeverAllocatedWhole) {
     temp_dir d;
     constexpr std::int64_t n0 = 4096, n1 = 4096;
     constexpr std::uint64_t n_bytes = static_cast<std::uint64_t>(n0 * n1) * 4;
-    {
-        gg::writer w;
-        w.set_string("general.architecture", "llama");
-        w.set_u32("llama.block_count", 1);
-        const std::int64_t ne[] = {n0, n1};
-        w.add_tensor("blk.0.attn_q.weight", gg::tensor_type::f32, ne,
-                     gg::tensor_source::callback(n_bytes, [](std::uint64_t off, std::span<std::byte> out) -> gg::result<void> {
-                         for (std::size_t k = 0; k < out.size(); k += 4) {
-                             const float v = value_at((off + k) / 4);
-                             std::memcpy(out.data() + k, &v, 4);
-                         }
-                         return {};
-                     }));
-        auto r = w.write(d / "in.gguf");
-        ASSERT_TRUE(r.has_value()) << r.error().message();
-    }
-    tb::quantize_request rq;
-    rq.input = d / "in.gguf";
-    rq.output = d / "out.gguf";
-    rq.type = *q::parse_file_type("Q8_0");
-    rq.threads = 2;
-    std::size_t largest = 0;
-    {
-        alloc_probe probe;
-        auto rep = tb::quantize(rq);
-        largest = probe.largest();
-        ASSERT_TRUE(rep.has_value()) << rep.error().message();
-    }
+    ASSERT_NO_FATAL_FAILURE(write_f32_model(d / "in.gguf", n0, n1));
+    const std::size_t largest = largest_allocation_to_q8_0(d / "in.gguf", d / "out.gguf");
+    ASSERT_FALSE(HasFailure());
     RecordProperty("largest_allocation", std::to_string(largest));
     // docs/QUANT.md: a batch of 2^20 f32 values (4 MiB) and its quantized bytes, the writer's 4 MiB chunk.
     EXPECT_LE(largest, std::size_t{4} << 20) << "largest single allocation while quantizing " << n_bytes << " bytes";
@@ -80,26 +89,6 @@ TEST(QuantizeMemory, A64MiBTensorNeverAllocatedWhole) {
     EXPECT_EQ(std::memcmp(got.data(), want.data(), want.size()), 0);
 }
 
-// Writes a model of one f32 tensor [n0, n1] named blk.0.attn_q.weight through a callback (no
-// allocation of its size here either).
-void write_long_rows(const std::filesystem::path& p, std::int64_t n0, std::int64_t n1) {
-    gg::writer w;
-    w.set_string("general.architecture", "llama");
-    w.set_u32("llama.block_count", 1);
-    const std::int64_t ne[] = {n0, n1};
-    const std::uint64_t n_bytes = static_cast<std::uint64_t>(n0 * n1) * 4;
-    w.add_tensor("blk.0.attn_q.weight", gg::tensor_type::f32, ne,
-                 gg::tensor_source::callback(n_bytes, [](std::uint64_t off, std::span<std::byte> out) -> gg::result<void> {
-                     for (std::size_t k = 0; k < out.size(); k += 4) {
-                         const float v = value_at((off + k) / 4);
-                         std::memcpy(out.data() + k, &v, 4);
-                     }
-                     return {};
-                 }));
-    auto r = w.write(p);
-    ASSERT_TRUE(r.has_value()) << r.error().message();
-}
-
 // Rows longer than a batch are converted one at a time: the bound is then one row, and rows are
 // capped at 2^22 values (16 MiB of f32: docs/QUANT.md). The longest row allowed stays within it; a
 // longer one is refused before anything is allocated for it (a 2^24-value row once took 64 MiB
@@ -107,25 +96,17 @@ void write_long_rows(const std::filesystem::path& p, std::int64_t n0, std::int64
 TEST(QuantizeMemory, TheLongestRowIsTheBound) {
     temp_dir d;
     constexpr std::int64_t longest = std::int64_t{1} << 22;
-    ASSERT_NO_FATAL_FAILURE(write_long_rows(d / "long.gguf", longest, 2));
-    tb::quantize_request rq;
-    rq.input = d / "long.gguf";
-    rq.output = d / "long-q8.gguf";
-    rq.type = *q::parse_file_type("Q8_0");
-    rq.threads = 2;
-    std::size_t largest = 0;
-    {
-        alloc_probe probe;
-        auto rep = tb::quantize(rq);
-        largest = probe.largest();
-        ASSERT_TRUE(rep.has_value()) << rep.error().message();
-    }
+    ASSERT_NO_FATAL_FAILURE(write_f32_model(d / "long.gguf", longest, 2));
+    std::size_t largest = largest_allocation_to_q8_0(d / "long.gguf", d / "long-q8.gguf");
+    ASSERT_FALSE(HasFailure());
     EXPECT_LE(largest, std::size_t{16} << 20);
     EXPECT_GE(largest, std::size_t{16} << 20);  // one row of f32: the bound is reached, not passed
 
-    ASSERT_NO_FATAL_FAILURE(write_long_rows(d / "longer.gguf", longest + 32, 2));  // 2-D: converted
+    ASSERT_NO_FATAL_FAILURE(write_f32_model(d / "longer.gguf", longest + 32, 2));  // 2-D: converted
+    tb::quantize_request rq;
     rq.input = d / "longer.gguf";
     rq.output = d / "longer-q8.gguf";
+    rq.type = *q::parse_file_type("Q8_0");
     {
         alloc_probe probe;
         auto rep = tb::quantize(rq);
