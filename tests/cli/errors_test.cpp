@@ -110,6 +110,45 @@ TEST(CliErrors, OutOfMemoryIsAnErrorNotAnAbort) {
 #endif
 }
 
+// quantize under an address-space limit: the codebook lattices, the batch, the threads and the
+// writer's chunk all allocate; a failure is out_of_memory (exit 3), never std::terminate (a lattice
+// built lazily inside a noexcept row quantizer once aborted there).
+TEST(CliErrors, QuantizeUnderMemoryPressureIsAnErrorNotAnAbort) {
+#ifdef MINFER_ASAN
+    GTEST_SKIP() << "ASan reserves terabytes of address space: RLIMIT_AS cannot be used";
+#else
+    const fs::path p = temp_root() / "oom_quantize.gguf";
+    {
+        gguf::writer w;
+        w.set_string("general.architecture", "llama");
+        w.set_u32("llama.block_count", 1);
+        const std::array<std::int64_t, 2> ne{256, 256};
+        std::vector<float> v(256 * 256);
+        for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(i % 97) / 97.0f - 0.5f;
+        for (const char* name : {"blk.0.attn_q.weight", "blk.0.attn_k.weight", "blk.0.ffn_up.weight"})
+            w.add_tensor(name, gguf::tensor_type::f32, ne, std::as_bytes(std::span<const float>(v)));
+        must_write(w, p);
+    }
+    const fs::path out = temp_root() / "oom_quantize-out.gguf";
+    int tried = 0;
+    for (long mib : {256L, 128L, 96L, 64L, 48L, 40L, 32L}) {
+        if (measure({"--version"}, "/dev/null", mib).rc != 0) break;
+        for (const char* type : {"IQ3_S", "IQ4_XS", "Q4_K_M"}) {
+            const peak r = measure({"quantize", p.string(), out.string(), type, "2", "--force", "--quiet"}, "/dev/null", mib);
+            ++tried;
+            EXPECT_TRUE(r.rc == 0 || r.rc == 3) << type << " at " << mib << " MiB: rc " << r.rc << "\n" << r.err;
+            if (r.rc == 3) {
+                EXPECT_TRUE(r.err.find("[out_of_memory]") != std::string::npos || r.err.find("[io_error]") != std::string::npos)
+                    << type << " at " << mib << " MiB: " << r.err;
+            }
+        }
+    }
+    EXPECT_GT(tried, 0);
+    fs::remove(p);
+    fs::remove(out);
+#endif
+}
+
 // An undo journal beside a model means an in-place edit was interrupted: every command that opens
 // the model says so (the header may be partly new), and how to resolve it.
 TEST(CliErrors, AnInterruptedInPlaceEditIsReported) {
