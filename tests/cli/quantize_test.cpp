@@ -795,6 +795,45 @@ TEST(CliQuantize, ImatrixMessagesSayTheRightThing) {
     EXPECT_NE(summary.err.find("has an entry for none of the"), std::string::npos) << summary.err;
 }
 
+// A tensor with a dimension of 0 holds no value. Planned as kept (ggml counts [256, 0] as 1-D), it is
+// copied with its own shape (ggml's count would have written [256]: a tensor of 256 values the file
+// does not hold, refused as a "truncated download"). Planned for conversion ([256, 0, 4]), it is
+// refused before anything is written, naming the tensor and the way out.
+TEST(CliQuantize, AZeroRowTensorIsKeptOrRefusedAboutTheTensor) {
+    const fs::path d = fresh_dir("zero_rows");
+    const fs::path in = d / "in.gguf", in3 = d / "in3.gguf";
+    auto write = [](const fs::path& p, std::span<const std::int64_t> empty_ne) {
+        gguf::writer w;
+        w.set_string("general.architecture", "llama");
+        w.set_u32("llama.block_count", 1);
+        const std::array<std::int64_t, 2> full{256, 4};
+        w.add_tensor("blk.0.ffn_up_exps.weight", gguf::tensor_type::f32, empty_ne, std::vector<std::byte>{});
+        w.add_tensor("blk.0.attn_k.weight", gguf::tensor_type::f32, full, random_f32(1024, 7));
+        must_write(w, p);
+    };
+    const std::array<std::int64_t, 2> two{256, 0};
+    const std::array<std::int64_t, 3> three{256, 0, 4};
+    write(in, two);
+    write(in3, three);
+
+    const auto kept = quantize({in.string(), (d / "out.gguf").string(), "Q8_0"});
+    ASSERT_EQ(kept.rc, 0) << kept.err;
+    const gguf::model m = open_ok(d / "out.gguf");
+    EXPECT_EQ(m.find_tensor("blk.0.ffn_up_exps.weight")->info->n_dims, 2u);
+    EXPECT_EQ(m.find_tensor("blk.0.ffn_up_exps.weight")->info->ne[1], 0);
+    EXPECT_EQ(m.find_tensor("blk.0.attn_k.weight")->info->type, gguf::tensor_type::q8_0);
+    EXPECT_EQ(run({"verify", (d / "out.gguf").string()}).rc, 0);
+
+    const auto refused = quantize({in3.string(), (d / "out3.gguf").string(), "Q8_0"});
+    EXPECT_EQ(refused.rc, 1) << refused.err;
+    EXPECT_NE(refused.err.find("tensor 'blk.0.ffn_up_exps.weight' has invalid number of elements: 0 in dimension 1: "
+                               "the tensor has no values"),
+              std::string::npos)
+        << refused.err;
+    EXPECT_EQ(refused.err.find("truncated download"), std::string::npos) << refused.err;
+    EXPECT_FALSE(fs::exists(d / "out3.gguf"));
+}
+
 // --force over a split output whose part 1 is a link: the link stays and names the new part (as
 // `minfer split --force` and cp), and the set opens whole.
 TEST(CliQuantize, ForceOverALinkedSplitPartKeepsTheLink) {
