@@ -15,6 +15,9 @@ if git -C "$src" rev-parse --git-dir >/dev/null 2>&1; then
 else
   (cd "$src" && tar --exclude=./build --exclude=./.git -cf - . | tar -xf - -C "$work/src")
 fi
+# The copy is in a new directory each run: through ccache (scripts/ccache-env.sh), paths are made
+# relative to the copy, so that the wheel's build reuses the objects of the last run.
+if [ -n "${CCACHE_BASEDIR:-}" ]; then export CCACHE_BASEDIR="$work/src"; fi
 "$python" -m venv --system-site-packages "$work/venv"
 start=$SECONDS
 "$work/venv/bin/pip" install --no-build-isolation --no-index --disable-pip-version-check -q "$work/src"

@@ -269,7 +269,13 @@ gguf::result<quant::type_override> make_tensor_type(std::string_view pattern, st
     if (pattern.empty()) return refuse("the tensor name pattern is empty");
     if (type.empty()) return refuse("the type is empty");
     const auto t = gguf::tensor_type_from_name(type);
-    if (!t) return refuse("'" + gguf::escape(type) + "' is not a ggml type name (q4_0, q4_K, q8_0, iq4_xs, f16, …)");
+    if (!t) {
+        // appended, not "'" + string: GCC 12 -O3 warns falsely (-Wrestrict) on a literal + std::string
+        std::string why(1, '\'');
+        why += gguf::escape(type);
+        why += "' is not a ggml type name (q4_0, q4_K, q8_0, iq4_xs, f16, …)";
+        return refuse(std::move(why));
+    }
     quant::type_override o;
     o.pattern.assign(pattern);
     for (char& c : o.pattern) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
