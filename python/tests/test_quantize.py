@@ -477,6 +477,14 @@ def test_quantize_errors(tmp_path):
     with pytest.raises(RequestError) as e:
         minfer.quantize(src, out, "Q4_K_Z")
     assert (e.value.code, e.value.exit_code) == ("bad_value_text", 2)
+    # the argument is named, never called a metadata key ("the value for key …")
+    assert "type: 'Q4_K_Z'" in str(e.value) and "for key" not in str(e.value)
+    for kwargs, said in (({"tensor_types": ["(attn=q4_0"]}, "tensor_types: '(attn'"),
+                         ({"keep_split": True, "split_max_tensors": 4}, "keep_split: "),
+                         ({"exclude_weights": ["a"]}, "exclude_weights: ")):
+        with pytest.raises(RequestError) as e:
+            minfer.quantize(src, out, "q4_0", **kwargs)
+        assert said in str(e.value) and "for key" not in str(e.value), str(e.value)
     with pytest.raises(RequestError) as e:
         minfer.quantize(src, out, "q4_0", tensor_types=["attn_q"])
     assert e.value.code == "bad_value_text"
