@@ -73,6 +73,32 @@ TEST(CliErrors, HelpAndVersion) {
     EXPECT_EQ(v.out, std::string("minfer ") + MINFER_VERSION + "\n");
 }
 
+// Runs each command under each address-space limit, largest first, until the tool cannot start at
+// all: each ends with exit 0, or exit 3 saying that memory (or I/O) ran out; never an abort or a signal.
+void expect_memory_errors_not_aborts(const std::vector<std::vector<std::string>>& commands,
+                                     std::initializer_list<long> limits_mib) {
+    int tried = 0;
+    for (const long mib : limits_mib) {
+        // Below the size the tool needs to start at all, the loader fails first: not our concern.
+        if (measure({"--version"}, "/dev/null", mib).rc != 0) break;
+        for (const std::vector<std::string>& args : commands) {
+            const peak r = measure(args, "/dev/null", mib);
+            ++tried;
+            std::string what;
+            for (const std::string& a : args) what += a + " ";
+            what += "at " + std::to_string(mib) + " MiB";
+            EXPECT_TRUE(r.rc == 0 || r.rc == 3) << what << ": rc " << r.rc << "\n" << r.err;
+            if (r.rc == 3) {
+                EXPECT_TRUE(r.err.find("out of memory") != std::string::npos ||
+                            r.err.find("[out_of_memory]") != std::string::npos ||
+                            r.err.find("[io_error]") != std::string::npos)
+                    << what << ": " << r.err;
+            }
+        }
+    }
+    EXPECT_GT(tried, 0);
+}
+
 // Under memory pressure the tool says so and exits 3; it never aborts ("terminate called after
 // throwing std::bad_alloc", as the old --json did from 128 MiB down on this file) or dies by a signal.
 // The address space is squeezed from enough for the 10^5-tensor table down to too little to map it.
@@ -89,23 +115,8 @@ TEST(CliErrors, OutOfMemoryIsAnErrorNotAnAbort) {
             w.add_zero_tensor(std::string("blk.").append(std::to_string(i)).append(".w"), gguf::tensor_type::f32, ne);
         must_write(w, p);
     }
-    int tried = 0;
-    for (long mib : {128L, 96L, 64L, 48L, 40L, 32L, 24L, 16L}) {
-        // Below the size the tool needs to start at all, the loader fails first: not our concern.
-        if (measure({"--version"}, "/dev/null", mib).rc != 0) break;
-        for (const char* mode : {"--json", "--full"}) {
-            const peak r = measure({"info", mode, p.string()}, "/dev/null", mib);
-            ++tried;
-            EXPECT_TRUE(r.rc == 0 || r.rc == 3) << mode << " at " << mib << " MiB: rc " << r.rc << "\n" << r.err;
-            if (r.rc == 3) {
-                EXPECT_TRUE(r.err.find("out of memory") != std::string::npos ||
-                            r.err.find("[out_of_memory]") != std::string::npos ||
-                            r.err.find("[io_error]") != std::string::npos)
-                    << mode << " at " << mib << " MiB: " << r.err;
-            }
-        }
-    }
-    EXPECT_GT(tried, 0);
+    expect_memory_errors_not_aborts({{"info", "--json", p.string()}, {"info", "--full", p.string()}},
+                                    {128L, 96L, 64L, 48L, 40L, 32L, 24L, 16L});
     fs::remove(p);
 #endif
 }
@@ -130,20 +141,10 @@ TEST(CliErrors, QuantizeUnderMemoryPressureIsAnErrorNotAnAbort) {
         must_write(w, p);
     }
     const fs::path out = temp_root() / "oom_quantize-out.gguf";
-    int tried = 0;
-    for (long mib : {256L, 128L, 96L, 64L, 48L, 40L, 32L}) {
-        if (measure({"--version"}, "/dev/null", mib).rc != 0) break;
-        for (const char* type : {"IQ3_S", "IQ4_XS", "Q4_K_M"}) {
-            const peak r = measure({"quantize", p.string(), out.string(), type, "2", "--force", "--quiet"}, "/dev/null", mib);
-            ++tried;
-            EXPECT_TRUE(r.rc == 0 || r.rc == 3) << type << " at " << mib << " MiB: rc " << r.rc << "\n" << r.err;
-            if (r.rc == 3) {
-                EXPECT_TRUE(r.err.find("[out_of_memory]") != std::string::npos || r.err.find("[io_error]") != std::string::npos)
-                    << type << " at " << mib << " MiB: " << r.err;
-            }
-        }
-    }
-    EXPECT_GT(tried, 0);
+    std::vector<std::vector<std::string>> runs;
+    for (const char* type : {"IQ3_S", "IQ4_XS", "Q4_K_M"})
+        runs.push_back({"quantize", p.string(), out.string(), type, "2", "--force", "--quiet"});
+    expect_memory_errors_not_aborts(runs, {256L, 128L, 96L, 64L, 48L, 40L, 32L});
     fs::remove(p);
     fs::remove(out);
 #endif
