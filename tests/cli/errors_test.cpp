@@ -73,6 +73,13 @@ TEST(CliErrors, HelpAndVersion) {
     EXPECT_EQ(v.out, std::string("minfer ") + MINFER_VERSION + "\n");
 }
 
+// RLIMIT_AS cannot bound an ASan build: it reserves terabytes of address space.
+#ifdef MINFER_ASAN
+#define MINFER_SKIP_UNDER_ASAN() GTEST_SKIP() << "ASan reserves terabytes of address space: RLIMIT_AS cannot be used"
+#else
+#define MINFER_SKIP_UNDER_ASAN() static_cast<void>(0)
+#endif
+
 // Runs each command under each address-space limit, largest first, until the tool cannot start at
 // all: each ends with exit 0, or exit 3 saying that memory (or I/O) ran out; never an abort or a signal.
 void expect_memory_errors_not_aborts(const std::vector<std::vector<std::string>>& commands,
@@ -103,9 +110,7 @@ void expect_memory_errors_not_aborts(const std::vector<std::vector<std::string>>
 // throwing std::bad_alloc", as the old --json did from 128 MiB down on this file) or dies by a signal.
 // The address space is squeezed from enough for the 10^5-tensor table down to too little to map it.
 TEST(CliErrors, OutOfMemoryIsAnErrorNotAnAbort) {
-#ifdef MINFER_ASAN
-    GTEST_SKIP() << "ASan reserves terabytes of address space: RLIMIT_AS cannot be used";
-#else
+    MINFER_SKIP_UNDER_ASAN();
     const fs::path p = temp_root() / "oom_tensors.gguf";
     {
         gguf::writer w;
@@ -118,16 +123,13 @@ TEST(CliErrors, OutOfMemoryIsAnErrorNotAnAbort) {
     expect_memory_errors_not_aborts({{"info", "--json", p.string()}, {"info", "--full", p.string()}},
                                     {128L, 96L, 64L, 48L, 40L, 32L, 24L, 16L});
     fs::remove(p);
-#endif
 }
 
 // quantize under an address-space limit: the codebook lattices, the batch, the threads and the
 // writer's chunk all allocate; a failure is out_of_memory (exit 3), never std::terminate (a lattice
 // built lazily inside a noexcept row quantizer once aborted there).
 TEST(CliErrors, QuantizeUnderMemoryPressureIsAnErrorNotAnAbort) {
-#ifdef MINFER_ASAN
-    GTEST_SKIP() << "ASan reserves terabytes of address space: RLIMIT_AS cannot be used";
-#else
+    MINFER_SKIP_UNDER_ASAN();
     const fs::path p = temp_root() / "oom_quantize.gguf";
     {
         gguf::writer w;
@@ -147,7 +149,6 @@ TEST(CliErrors, QuantizeUnderMemoryPressureIsAnErrorNotAnAbort) {
     expect_memory_errors_not_aborts(runs, {256L, 128L, 96L, 64L, 48L, 40L, 32L});
     fs::remove(p);
     fs::remove(out);
-#endif
 }
 
 // An undo journal beside a model means an in-place edit was interrupted: every command that opens
