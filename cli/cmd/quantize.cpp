@@ -155,14 +155,10 @@ std::optional<int> make_request(toolbox::quantize_request& rq) {
         if (auto rc = parse_threads(opt.threads_option, "--threads", rq.threads)) return rc;
     }
 
-    if (!opt.include_weights.empty() && !opt.exclude_weights.empty())
-        return usage_error("--include-weights and --exclude-weights cannot be used together (as in llama-quantize)");
+    // The filters' rules (not both, and only with an imatrix) are toolbox::quantize's; report() words them.
     if (was_given(given.imatrix)) {
         if (opt.imatrix.empty()) return usage_error("--imatrix: the file name is empty");
         rq.imatrix = fs::path(opt.imatrix);
-    } else if (!opt.include_weights.empty() || !opt.exclude_weights.empty()) {
-        return usage_error(fmt::format("{} filters the importance matrix: it needs --imatrix FILE",
-                                       opt.include_weights.empty() ? "--exclude-weights" : "--include-weights"));
     }
     rq.imatrix_filter.include = opt.include_weights;
     rq.imatrix_filter.exclude = opt.exclude_weights;
@@ -256,6 +252,13 @@ int report(const gguf::error& e, const gguf::model& m, const toolbox::quantize_r
         for (const quant::type_override& o : rq.tensor_types)
             if (o.pattern == e.subject)
                 return usage_error(fmt::format("--tensor-type pattern {}: {}", in_quotes(e.subject), e.detail));
+        // toolbox::quantize's refusal of the imatrix filters (subject: the filter it names).
+        if (e.subject == "include_weights" || e.subject == "exclude_weights") {
+            if (!rq.imatrix_filter.include.empty() && !rq.imatrix_filter.exclude.empty())
+                return usage_error("--include-weights and --exclude-weights cannot be used together (as in llama-quantize)");
+            return usage_error(fmt::format("--{} filters the importance matrix: it needs --imatrix FILE",
+                                           e.subject == "include_weights" ? "include-weights" : "exclude-weights"));
+        }
         // toolbox::quantize's refusal of an override (a split.* key, a key llama.cpp reads as another type).
         for (const toolbox::kv_override& o : rq.kv_overrides)
             if (o.key == e.subject) return usage_error(fmt::format("--override-kv {}: {}", in_quotes(e.subject), e.detail));

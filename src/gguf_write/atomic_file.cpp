@@ -82,6 +82,7 @@ result<atomic_file> atomic_file::create(const std::filesystem::path& target,
         const std::filesystem::path dir = resolved.has_parent_path() ? resolved.parent_path() : std::filesystem::path(".");
         if (f.target_leaf_.empty() || f.target_leaf_ == "." || f.target_leaf_ == "..")
             return unexpected(io_error(target, "name the output file (the path is a directory)", EISDIR));
+        f.resolved_ = dir / f.target_leaf_;
         f.dir_fd_ = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (f.dir_fd_ < 0) return unexpected(io_error(dir, "open the output directory", errno));
         const auto mode = static_cast<mode_t>(options.mode & 07777);
@@ -113,6 +114,7 @@ atomic_file::atomic_file(atomic_file&& other) noexcept
     : fd_(std::exchange(other.fd_, -1)),
       dir_fd_(std::exchange(other.dir_fd_, -1)),
       target_(std::move(other.target_)),
+      resolved_(std::move(other.resolved_)),
       temp_(std::move(other.temp_)),
       temp_leaf_(std::move(other.temp_leaf_)),
       target_leaf_(std::move(other.target_leaf_)),
@@ -124,6 +126,7 @@ atomic_file& atomic_file::operator=(atomic_file&& other) noexcept {
         fd_ = std::exchange(other.fd_, -1);
         dir_fd_ = std::exchange(other.dir_fd_, -1);
         target_ = std::move(other.target_);
+        resolved_ = std::move(other.resolved_);
         temp_ = std::move(other.temp_);
         temp_leaf_ = std::move(other.temp_leaf_);
         target_leaf_ = std::move(other.target_leaf_);

@@ -89,12 +89,6 @@ constexpr std::array table{
 constexpr classification unnamed_remote{errc::ok, io, exit_io, false};
 constexpr classification unnamed{errc::ok, request, exit_parse, false};
 
-const classification& classify(errc code) noexcept {
-    for (const classification& c : table)
-        if (c.code == code) return c;
-    return gguf::domain_of(code) == gguf::domains::remote ? unnamed_remote : unnamed;
-}
-
 }  // namespace
 
 const classification* find_classification(gguf::errc code) noexcept {
@@ -102,6 +96,13 @@ const classification* find_classification(gguf::errc code) noexcept {
         if (c.code == code) return &c;
     return nullptr;
 }
+
+namespace {
+const classification& classify(errc code) noexcept {
+    if (const classification* c = find_classification(code)) return *c;
+    return gguf::domain_of(code) == gguf::domains::remote ? unnamed_remote : unnamed;
+}
+}  // namespace
 
 bool is_io_failure(gguf::errc code) noexcept { return classify(code).kind == error_kind::io; }
 

@@ -558,7 +558,7 @@ gguf::result<quantize_report> run(const quantize_request& rq, const quantize_eve
     for (const out_part& p : parts) targets.push_back(p.path.string());
     split_write_options wo;
     wo.overwrite = rq.overwrite;
-    if (events.progress) wo.progress = [&events](std::uint64_t done, std::uint64_t all) { events.progress(done, all); };
+    wo.progress = events.progress;
     if (auto failed = write_parts(writers, targets, wo)) return unexpected(std::move(failed->error));
     if (rq.keep_split) report.plan.tensors = in_output_order();
     report.written = true;

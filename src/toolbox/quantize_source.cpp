@@ -110,23 +110,21 @@ private:
     // writes: finite inputs beyond a type's range (a weight of 1e5 to f16, of 1e7 to q8_0) quantize
     // to an infinite or NaN scale, a damaged model that llama.cpp refuses to write.
     gguf::result<void> validate(std::uint64_t row, std::uint64_t k) const {
-        for (std::uint64_t i = 0; i < k; ++i) {
-            const std::span<const std::byte> bytes(quantized_.data() + i * out_row_, static_cast<std::size_t>(out_row_));
-            const auto bad = quant::validate_bytes(job_.to, bytes);
-            if (!bad) continue;
-            const gguf::type_traits* tr = gguf::traits(job_.to);
-            const bool per_value = tr != nullptr && tr->block_elems == 1;
-            gguf::error e;
-            e.code = quant::codes::quantize_failed;
-            e.subject = job_.t.info->name;
-            e.index = static_cast<std::int64_t>(row + i);
-            e.found = static_cast<std::uint64_t>(job_.to);
-            e.detail = std::string(per_value ? "value " : "the scale of block ") + std::to_string(bad->block) +
-                       " of the row is " + (bad->nan ? "NaN" : "infinite") +
-                       ": a weight is beyond the type's range (llama.cpp refuses it too: quantized data validation failed)";
-            return gguf::unexpected(std::move(e));
-        }
-        return {};
+        const auto bad = quant::validate_bytes(job_.to, std::span<const std::byte>(quantized_.data(),
+                                                                                   static_cast<std::size_t>(k * out_row_)));
+        if (!bad) return {};
+        // The batch is whole rows: the block (a value, for f16/bf16/f32) says which row.
+        const gguf::type_traits* tr = gguf::traits(job_.to);
+        const std::uint64_t per_row = out_row_ / tr->block_bytes;
+        gguf::error e;
+        e.code = quant::codes::quantize_failed;
+        e.subject = job_.t.info->name;
+        e.index = static_cast<std::int64_t>(row + bad->block / per_row);
+        e.found = static_cast<std::uint64_t>(job_.to);
+        e.detail = std::string(tr->block_elems == 1 ? "value " : "the scale of block ") + std::to_string(bad->block % per_row) +
+                   " of the row is " + (bad->nan ? "NaN" : "infinite") +
+                   ": a weight is beyond the type's range (llama.cpp refuses it too: quantized data validation failed)";
+        return gguf::unexpected(std::move(e));
     }
 
     // The input bytes [from, to) of this tensor are read for good (the writer asks in order): give

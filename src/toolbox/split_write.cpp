@@ -10,7 +10,6 @@
 
 #include "minfer/gguf_write/atomic_file.hpp"
 #include "minfer/gguf_write/model_source.hpp"
-#include "minfer/gguf_write/output_path.hpp"
 
 namespace minfer::toolbox {
 namespace {
@@ -87,21 +86,16 @@ std::optional<split_write_failure> write_parts(const std::vector<gguf::writer>& 
         }
 
         // 2. The names: an old part 1 goes first (its link's target, so that the link stays), then
-        // parts 2..N, then part 1.
-        // The directories whose entries change (a link's target's, for a part behind a link),
-        // each synced once after the renames.
+        // parts 2..N, then part 1. The directories whose entries change (a link's target's, for a
+        // part behind a link) are each synced once after the renames.
         std::vector<std::filesystem::path> dirs;
-        for (const std::string& t : targets) {
-            auto where = gguf::check_output_path(t, true);
-            std::filesystem::path dir = (where ? where->path : std::filesystem::path(t)).parent_path();
-            if (dir.empty()) dir = ".";
-            if (std::find(dirs.begin(), dirs.end(), dir) == dirs.end()) dirs.push_back(std::move(dir));
+        for (const gguf::atomic_file& f : done) {
+            const std::filesystem::path dir = f.resolved_target().parent_path();
+            if (std::find(dirs.begin(), dirs.end(), dir) == dirs.end()) dirs.push_back(dir);
         }
         if (o.overwrite && n_parts > 1) {
-            if (auto where = gguf::check_output_path(targets[0], true); where && where->exists) {
-                std::error_code ec;
-                std::filesystem::remove(where->path, ec);
-            }
+            std::error_code ec;
+            std::filesystem::remove(done[0].resolved_target(), ec);  // none there: nothing to do
         }
         std::vector<std::string> named;
         for (std::uint32_t k = 0; k < n_parts; ++k) {

@@ -43,6 +43,8 @@ public:
     /// The temporary's descriptor (write-only), -1 after commit() or discard().
     int fd() const noexcept { return fd_; }
     const std::filesystem::path& target() const noexcept { return target_; }
+    /// Where commit() puts the file: the target, or a link's final target (the link stays).
+    const std::filesystem::path& resolved_target() const noexcept { return resolved_; }
     /// The temporary's name, empty while it is an unnamed O_TMPFILE.
     const std::filesystem::path& temp_path() const noexcept { return temp_; }
 
@@ -66,6 +68,7 @@ private:
     int fd_ = -1;
     int dir_fd_ = -1;
     std::filesystem::path target_;
+    std::filesystem::path resolved_;  ///< the directory opened as dir_fd_, then target_leaf_
     std::filesystem::path temp_;  ///< empty for an O_TMPFILE
     std::string temp_leaf_;       ///< temp_'s file name, for the *at() calls relative to dir_fd_
     std::string target_leaf_;
