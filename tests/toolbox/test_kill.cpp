@@ -164,10 +164,11 @@ void kill_at_various_moments(const command& cmd, const fs::path& out_dir) {
         killed += rc == -SIGKILL;
 
         // Every output name holds nothing or its complete output. A split set is several files, and no
-        // file system makes several names appear at once; but every part is written whole before any
-        // is named (toolbox::write_parts), so only a kill inside the renames (microseconds) could
-        // leave some parts named, and part 1 (outputs[0]) is named last: such a set never has it.
-        // A partial set is a failure: the minutes of writing leave none.
+        // file system makes several names appear at once: every part is written whole before any is
+        // named (toolbox::write_parts; SyscallOrder.SplitPartsAreEachAtomicAndPartOneComesLast checks
+        // that order), so only a kill inside the renames can leave some parts named; a loaded machine
+        // can stretch that window by descheduling the process (seen once in CI at 0.9 of a run). Part
+        // 1 (outputs[0]) is named last: such a set never has it, so nothing opens it as a set.
         std::size_t present = 0;
         for (std::size_t i = 0; i < cmd.outputs.size(); ++i) {
             if (!fs::exists(cmd.outputs[i])) continue;
@@ -176,9 +177,9 @@ void kill_at_various_moments(const command& cmd, const fs::path& out_dir) {
         }
         if (present != 0 && present != cmd.outputs.size()) {
             EXPECT_FALSE(fs::exists(cmd.outputs[0])) << "a partial set with its part 1: it would look whole";
+            std::cout << "note: killed among the renames, with " << present << " of " << cmd.outputs.size()
+                      << " outputs named (each complete, part 1 not)\n";
         }
-        EXPECT_TRUE(present == 0 || present == cmd.outputs.size())
-            << "killed with " << present << " of " << cmd.outputs.size() << " outputs visible";
         if (rc == 0) {
             EXPECT_EQ(present, cmd.outputs.size()) << "finished without its outputs";
         }
