@@ -3,7 +3,12 @@
 // template, a 32000-token vocabulary) and f32 tensors of 64 MiB until the size asked for.
 //
 //   minfer-bench-make-model OUT MiB [--sparse]
+//   minfer-bench-make-model OUT --dump-types      (scripts/bench-dump.sh)
 //
+// --dump-types: one tensor per type `minfer tensor --dump` converts (f32, f16, bf16, the legacy and
+// k-quants, every IQ type, tq1_0, tq2_0, mxfp4), each of shape 4096 x 16384 (64 Mi values) with
+// pseudo-random bytes as its blocks: the conversion's speed does not depend on the values, and both
+// sides of the benchmark convert the same bytes.
 // Dense: the tensors hold incompressible pseudo-random bytes (nothing can shortcut copying them).
 // --sparse: every tensor is zeros written as holes, so a model of many GB costs no disk; copying it
 // measures how a tool treats holes and how much memory it holds, not the disk.
@@ -17,9 +22,49 @@
 
 namespace gg = minfer::gguf;
 
+std::uint64_t xorshift_fill(std::uint64_t seed, std::span<std::byte> out) {
+    std::uint64_t x = seed;
+    for (std::size_t k = 0; k + 8 <= out.size(); k += 8) {
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        const std::uint64_t v = x * 0x2545F4914F6CDD1Dull;
+        std::memcpy(out.data() + k, &v, 8);
+    }
+    return x;
+}
+
+int dump_types(const char* out) {
+    using tt = gg::tensor_type;
+    const tt types[] = {tt::f32, tt::f16, tt::bf16, tt::q4_0, tt::q4_1, tt::q5_0, tt::q5_1, tt::q8_0,
+                        tt::q2_k, tt::q3_k, tt::q4_k, tt::q5_k, tt::q6_k, tt::iq2_xxs, tt::iq2_xs, tt::iq2_s,
+                        tt::iq3_xxs, tt::iq3_s, tt::iq1_s, tt::iq1_m, tt::iq4_nl, tt::iq4_xs, tt::tq1_0,
+                        tt::tq2_0, tt::mxfp4};
+    gg::writer w;
+    w.set_string("general.architecture", "llama");
+    w.set_string("general.name", "dump benchmark: one 64 Mi-value tensor per type");
+    const std::int64_t ne[] = {4096, 16384};
+    std::uint64_t seed = 1;
+    for (tt type : types) {
+        const gg::type_traits* t = gg::traits(static_cast<std::uint32_t>(type));
+        const std::uint64_t bytes = std::uint64_t{4096} * 16384 / t->block_elems * t->block_bytes;
+        w.add_tensor(std::string(gg::to_string(type)), type, ne,
+                     gg::tensor_source::callback(bytes, [s = seed++](std::uint64_t off, std::span<std::byte> o) {
+                         xorshift_fill(s * 0x9E3779B97F4A7C15ull ^ (off + 1), o);
+                         return gg::result<void>{};
+                     }));
+    }
+    if (auto r = w.write(out); !r) {
+        std::fprintf(stderr, "minfer-bench-make-model: %s\n", r.error().message().c_str());
+        return 1;
+    }
+    return 0;
+}
+
 int main(int argc, char** argv) {
+    if (argc == 3 && std::strcmp(argv[2], "--dump-types") == 0) return dump_types(argv[1]);
     if (argc < 3 || argc > 4 || (argc == 4 && std::strcmp(argv[3], "--sparse") != 0)) {
-        std::fputs("usage: minfer-bench-make-model OUT MiB [--sparse]\n", stderr);
+        std::fputs("usage: minfer-bench-make-model OUT MiB [--sparse] | OUT --dump-types\n", stderr);
         return 2;
     }
     const bool sparse = argc == 4;

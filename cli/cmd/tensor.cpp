@@ -209,11 +209,16 @@ bool write_all(int fd, const void* data, std::size_t n) {
 }
 
 // f32 little-endian whatever the host: the file format the dump promises.
-void to_little_endian(std::span<const float> v, std::vector<std::uint32_t>& bits) {
-    bits.resize(v.size());
-    std::memcpy(bits.data(), v.data(), v.size() * 4);
-    if constexpr (std::endian::native == std::endian::big)
+// The bytes to write: the values themselves on a little-endian host (no copy), else swapped into `bits`.
+std::string_view little_endian_bytes(std::span<const float> v, std::vector<std::uint32_t>& bits) {
+    if constexpr (std::endian::native == std::endian::little) {
+        return {reinterpret_cast<const char*>(v.data()), v.size() * 4};
+    } else {
+        bits.resize(v.size());
+        std::memcpy(bits.data(), v.data(), v.size() * 4);
         for (auto& b : bits) b = (b >> 24) | ((b >> 8) & 0xff00u) | ((b << 8) & 0xff0000u) | (b << 24);
+        return {reinterpret_cast<const char*>(bits.data()), bits.size() * 4};
+    }
 }
 
 struct dump_target {
@@ -233,24 +238,23 @@ gguf::result<full_pass> run_pass(const gguf::model& m, const gguf::tensor_ref& t
     auto r = quant::stream_values(t.info->type, bytes, t.info->n_elements, buf, [&](std::uint64_t first, std::span<const float> v) {
         if (stats) pass.stats.add(v, first);
         if (dump != nullptr) {
-            to_little_endian(v, le);
-            const auto* p = reinterpret_cast<const char*>(le.data());
+            const std::string_view raw = little_endian_bytes(v, le);
             if (dump->file) {
-                if (!write_all(dump->file->fd(), p, le.size() * 4)) {
+                if (!write_all(dump->file->fd(), raw.data(), raw.size())) {
                     write_error.code = gguf::errc::io_error;
                     write_error.sys_errno = errno;
                     write_error.file = dump->file->target().string();
                     write_error.detail = "write the values";  // io_error says "cannot <detail>"
                     return false;
                 }
-            } else {
-                out.write(std::string_view(p, le.size() * 4));
+            } else if (!out.write_through(raw)) {
+                return false;  // stdout is gone (a closed pipe): the caller sees out.ok() false
             }
             pass.dumped += v.size();
         }
         bar.update(quant::bytes_for(t.info->type, first + v.size()), total);
         return true;
-    });
+    }, quant::stream_options{0, m.parts()[t.part].file.mapped()});
     if (!r) return gguf::unexpected(r.error());
     if (write_error.code != gguf::errc::ok) return gguf::unexpected(write_error);
     return pass;

@@ -30,6 +30,13 @@ public:
         buf_.push_back(c);
         if (buf_.size() >= flush_at) flush();
     }
+    /// Write what is buffered, then `s` straight to the sink (no copy into the buffer): for large
+    /// binary output (tensor --dump -). Returns false once any write has failed.
+    bool write_through(std::string_view s) noexcept {
+        if (!flush()) return false;
+        if (!s.empty() && std::fwrite(s.data(), 1, s.size(), sink_) != s.size()) ok_ = false;
+        return ok_;
+    }
     /// Write what is buffered. Returns false once any write has failed.
     bool flush() noexcept;
     bool ok() const noexcept { return ok_; }

@@ -65,16 +65,11 @@ special_tokens resolve_special_tokens(const gguf::model& m) {
     out.has_vocab = true;
     out.vocab_size = a->size();
     if (out.tokens.empty()) return out;
-    // Ids are file data: only those inside [0, size) are looked up (CVE-2025-49847 used one as an index).
-    std::int64_t max_id = -1;
-    for (const special_token& t : out.tokens)
-        if (t.id >= 0 && static_cast<std::uint64_t>(t.id) < out.vocab_size) max_id = std::max(max_id, t.id);
-    std::int64_t i = 0;
-    for (std::string_view s : a->strings()) {
-        if (i > max_id) break;
-        for (special_token& t : out.tokens)
-            if (t.id == i) t.text = s;
-        ++i;
+    // Ids are file data: only those inside [0, size) are looked up (CVE-2025-49847 used one as an
+    // index). Each through the parse's marks: no walk of a 150k-token vocabulary.
+    for (special_token& t : out.tokens) {
+        if (t.id < 0 || static_cast<std::uint64_t>(t.id) >= out.vocab_size) continue;
+        if (auto s = m.metadata().string_item(*vocab, static_cast<std::uint64_t>(t.id))) t.text = *s;
     }
     return out;
 }

@@ -1,5 +1,6 @@
-// digest: the hashes through Debian's libraries. xxHash's streaming states for xxh64/xxh3; OpenSSL's
-// EVP interface for SHA-1/SHA-256 (EVP, not the deprecated SHA256_* calls, so the provider picks the
+// digest: the hashes through Debian's libraries. xxHash's streaming states for xxh64/xxh3 (its header
+// in XXH_INLINE_ALL mode, the library's own code compiled in: no libxxhash.so to load); OpenSSL's
+// EVP interface, from libcrypto loaded on the first SHA digest (crypto_library.hpp), for SHA-1/SHA-256 (EVP, not the deprecated SHA256_* calls, so the provider picks the
 // SHA-NI / AVX2 code paths and the length is a size_t). The uuid is a SHA-1 primed with llama.cpp's
 // namespace bytes, finished into a version-5, variant-10 UUID as llama-gguf-hash does.
 #include "minfer/check/digest.hpp"
@@ -8,8 +9,9 @@
 
 #include <new>
 
-#include <openssl/err.h>
-#include <openssl/evp.h>
+#include "crypto_library.hpp"
+
+#define XXH_INLINE_ALL
 #include <xxhash.h>
 
 namespace minfer::check {
@@ -85,12 +87,12 @@ void put_be64(std::array<std::uint8_t, 32>& out, std::uint64_t v) noexcept {
     for (int i = 0; i < 8; ++i) out[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(v >> (8 * (7 - i)));
 }
 
-std::string openssl_reason() {
-    const unsigned long e = ERR_get_error();
+std::string openssl_reason(const detail::crypto_functions& c) {
+    const unsigned long e = c.err_get_error();
     if (e == 0) return "libcrypto gave no reason";
     char buf[256];
-    ERR_error_string_n(e, buf, sizeof buf);
-    ERR_clear_error();
+    c.err_error_string_n(e, buf, sizeof buf);
+    c.err_clear_error();
     return buf;
 }
 
@@ -142,11 +144,12 @@ struct hasher::state {
     XXH64_state_t* x64 = nullptr;
     XXH3_state_t* x3 = nullptr;
     EVP_MD_CTX* md = nullptr;
+    const detail::crypto_functions* crypto = nullptr;  // set with md
 
     ~state() {
         if (x64 != nullptr) XXH64_freeState(x64);
         if (x3 != nullptr) XXH3_freeState(x3);
-        if (md != nullptr) EVP_MD_CTX_free(md);
+        if (md != nullptr) crypto->md_ctx_free(md);
     }
 };
 
@@ -186,14 +189,22 @@ result<hasher> hasher::make(hash_kind kind) noexcept {
         case hash_kind::sha1:
         case hash_kind::sha256:
         case hash_kind::uuid: {
-            h.s_->md = EVP_MD_CTX_new();
+            auto lib = detail::crypto_library();
+            if (!lib) {
+                error e = lib.error();
+                if (e.code == check::codes::hash_unavailable) e.subject = to_string(kind);
+                return unexpected(std::move(e));
+            }
+            const detail::crypto_functions& c = **lib;
+            h.s_->md = c.md_ctx_new();
             if (h.s_->md == nullptr) return unexpected(detail::code_error(errc::out_of_memory));
-            const EVP_MD* md = kind == hash_kind::sha256 ? EVP_sha256() : EVP_sha1();
-            if (md == nullptr || EVP_DigestInit_ex(h.s_->md, md, nullptr) != 1)
-                return unavailable("EVP_DigestInit_ex: " + openssl_reason());
+            h.s_->crypto = &c;
+            const EVP_MD* md = kind == hash_kind::sha256 ? c.sha256() : c.sha1();
+            if (md == nullptr || c.digest_init_ex(h.s_->md, md, nullptr) != 1)
+                return unavailable("EVP_DigestInit_ex: " + openssl_reason(c));
             if (kind == hash_kind::uuid &&
-                EVP_DigestUpdate(h.s_->md, llama_uuid_namespace.data(), llama_uuid_namespace.size()) != 1)
-                return unavailable("EVP_DigestUpdate: " + openssl_reason());
+                c.digest_update(h.s_->md, llama_uuid_namespace.data(), llama_uuid_namespace.size()) != 1)
+                return unavailable("EVP_DigestUpdate: " + openssl_reason(c));
             break;
         }
         default: return unavailable("unknown hash kind");
@@ -208,7 +219,7 @@ void hasher::update(std::span<const std::byte> bytes) noexcept {
     switch (s_->kind) {
         case hash_kind::xxh64: (void)XXH64_update(s_->x64, bytes.data(), bytes.size()); break;
         case hash_kind::xxh3: (void)XXH3_64bits_update(s_->x3, bytes.data(), bytes.size()); break;
-        default: (void)EVP_DigestUpdate(s_->md, bytes.data(), bytes.size()); break;
+        default: (void)s_->crypto->digest_update(s_->md, bytes.data(), bytes.size()); break;
     }
 }
 
@@ -224,13 +235,13 @@ digest hasher::finish() noexcept {
         case hash_kind::sha1:
         case hash_kind::sha256: {
             unsigned int n = 0;
-            (void)EVP_DigestFinal_ex(s_->md, d.bytes.data(), &n);
+            (void)s_->crypto->digest_final_ex(s_->md, d.bytes.data(), &n);
             break;
         }
         case hash_kind::uuid: {
             std::array<std::uint8_t, EVP_MAX_MD_SIZE> sha1{};
             unsigned int n = 0;
-            (void)EVP_DigestFinal_ex(s_->md, sha1.data(), &n);
+            (void)s_->crypto->digest_final_ex(s_->md, sha1.data(), &n);
             for (std::size_t i = 0; i < 16; ++i) d.bytes[i] = sha1[i];
             d.bytes[6] = static_cast<std::uint8_t>((d.bytes[6] & 0x0f) | 0x50);  // version 5
             d.bytes[8] = static_cast<std::uint8_t>((d.bytes[8] & 0x3f) | 0x80);  // variant 10xx

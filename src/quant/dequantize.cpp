@@ -1,5 +1,6 @@
 // minfer::quant's entry points: size checks, the choice of kernels, and the threaded path.
 #include "minfer/quant/dequantize.hpp"
+#include "worker_pool.hpp"
 #include "minfer/quant/errors.hpp"
 
 #include <algorithm>
@@ -106,7 +107,7 @@ result<void> dequantize_with(isa i, tensor_type type, std::span<const std::byte>
 }
 
 result<void> dequantize_range(tensor_type type, std::span<const std::byte> tensor_bytes, std::uint64_t first,
-                              std::span<float> dst) noexcept {
+                              std::span<float> dst, unsigned threads) noexcept {
     const gguf::type_traits* t = convertible(type);
     if (t == nullptr) return unexpected(make_error(quant::codes::type_not_convertible, 0, static_cast<std::uint32_t>(type)));
     if (first % t->block_elems != 0) return unexpected(make_error(errc::not_block_multiple, t->block_elems, first));
@@ -121,7 +122,8 @@ result<void> dequantize_range(tensor_type type, std::span<const std::byte> tenso
     const std::uint64_t offset = first / t->block_elems * t->block_bytes;
     const std::uint64_t bytes = bytes_for(type, dst.size());
     if (dst.size() % t->block_elems != 0) return unexpected(make_error(errc::not_block_multiple, t->block_elems, dst.size()));
-    return dequantize(type, tensor_bytes.subspan(offset, bytes), dst);
+    if (threads == 1) return dequantize(type, tensor_bytes.subspan(offset, bytes), dst);
+    return dequantize_parallel(type, tensor_bytes.subspan(offset, bytes), dst, threads);
 }
 
 result<void> dequantize_parallel(tensor_type type, std::span<const std::byte> src, std::span<float> dst,
@@ -129,8 +131,9 @@ result<void> dequantize_parallel(tensor_type type, std::span<const std::byte> sr
     std::uint64_t blocks = 0;
     if (auto r = check(type, src.size(), dst.size(), blocks); !r) return r;
     const gguf::type_traits* t = gguf::traits(type);
-    // Below about a million values a thread costs more to start than it saves.
-    constexpr std::uint64_t min_values_per_thread = 1u << 20;
+    // The pool's threads are already running: a quarter of a million values (a few hundred
+    // microseconds of work) is worth handing one.
+    constexpr std::uint64_t min_values_per_thread = 1u << 18;
     if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
     const std::uint64_t by_size = std::max<std::uint64_t>(1, dst.size() / min_values_per_thread);
     const auto n = static_cast<unsigned>(std::min<std::uint64_t>({threads, by_size, blocks == 0 ? 1 : blocks}));
@@ -139,34 +142,16 @@ result<void> dequantize_parallel(tensor_type type, std::span<const std::byte> sr
         run(table, type, src.data(), dst.data(), blocks);
         return {};
     }
-    // Thread k converts blocks [k*blocks/n, (k+1)*blocks/n), each boundary rounded down to 64
-    // blocks so that every run's output keeps the buffer's 16-byte alignment (the streaming
-    // kernels need it); the caller's thread takes the last run and any run whose thread could not
-    // be started.
+    // Run k converts blocks [k*blocks/n, (k+1)*blocks/n), each boundary rounded down to 64 blocks
+    // so that every run's output keeps the buffer's 16-byte alignment (the streaming kernels need it).
     auto boundary = [&](unsigned k) { return k == n ? blocks : blocks * k / n / 64 * 64; };
     auto range = [&](unsigned k) {
         const std::uint64_t b0 = boundary(k), b1 = boundary(k + 1);
         run(table, type, src.data() + b0 * t->block_bytes, dst.data() + b0 * t->block_elems, b1 - b0);
     };
-    std::vector<std::thread> pool;
-    std::vector<unsigned> not_started;
-    try {
-        pool.reserve(n - 1);
-        not_started.reserve(n - 1);
-    } catch (const std::bad_alloc&) {
-        for (unsigned k = 0; k < n; ++k) range(k);
-        return {};
-    }
-    for (unsigned k = 0; k + 1 < n; ++k) {
-        try {
-            pool.emplace_back(range, k);
-        } catch (...) {  // std::system_error (no more threads) or bad_alloc: do it here instead
-            not_started.push_back(k);
-        }
-    }
-    range(n - 1);
-    for (unsigned k : not_started) range(k);
-    for (std::thread& th : pool) th.join();
+    // On the process's worker pool (worker_pool.hpp): no thread started per call, the caller's
+    // thread works too.
+    detail::run_tasks(n, n, range);
     return {};
 }
 

@@ -1,6 +1,7 @@
 // quantize.hpp's entry points: the checks made before a byte is written, the choice of the row
 // quantizer (the basic family or the codebook one), and the threaded path.
 #include "minfer/quant/quantize.hpp"
+#include "worker_pool.hpp"
 
 #include "iq_lattice.hpp"
 
@@ -111,38 +112,22 @@ result<void> quantize_rows_parallel(tensor_type type, std::span<const float> src
     if (threads == 0 || threads > hw) threads = hw;
     const auto n = static_cast<unsigned>(std::min<std::int64_t>(threads, p->rows));
     std::int64_t bad = -1;
-    // Thread k takes rows [k*rows/n, (k+1)*rows/n); the caller's thread takes the last run and any
-    // run whose thread could not be started, and all of them when the bookkeeping cannot be
-    // allocated (this function is noexcept: a failed allocation must not end the process). Rows are
-    // independent: the bytes are the same.
-    std::vector<std::int64_t> first_bad;
-    std::vector<std::thread> pool;
-    if (n > 1) {
-        try {
-            first_bad.assign(n, -1);
-            pool.reserve(n - 1);
-        } catch (...) {
-            first_bad.clear();
-        }
-    }
-    if (first_bad.empty()) {
-        bad = run(0, p->rows);
-    } else {
-        auto boundary = [&](unsigned k) { return p->rows * static_cast<std::int64_t>(k) / n; };
-        for (unsigned k = 0; k + 1 < n; ++k) {
-            try {
-                pool.emplace_back([&, k] { first_bad[k] = run(boundary(k), boundary(k + 1)); });
-            } catch (...) {
-                first_bad[k] = run(boundary(k), boundary(k + 1));
-            }
-        }
-        first_bad[n - 1] = run(boundary(n - 1), boundary(n));
-        for (auto& th : pool) th.join();
-        for (std::int64_t b : first_bad) {
-            if (b >= 0) {
-                bad = b;  // runs are in row order: the first one found is the smallest
-                break;
-            }
+    // Run k takes rows [k*rows/n, (k+1)*rows/n) on the process's worker pool (worker_pool.hpp: the
+    // threads are started once, not per batch; the caller's thread works too and takes every run
+    // when no worker can). Rows are independent: the bytes are the same. The first failing row of
+    // each run is kept in a fixed array (no allocation: this function is noexcept).
+    constexpr unsigned max_runs = 256;
+    std::int64_t first_bad[max_runs];
+    // Four runs per thread: a thread that finishes early takes another (rows' costs differ with
+    // their values: the IQ searches try more neighbours on some).
+    const auto runs = static_cast<unsigned>(std::min<std::int64_t>({p->rows, std::int64_t{n} * 4, max_runs}));
+    auto boundary = [&](unsigned k) { return p->rows * static_cast<std::int64_t>(k) / runs; };
+    auto one_run = [&](unsigned k) { first_bad[k] = run(boundary(k), boundary(k + 1)); };
+    detail::run_tasks(runs, n, one_run);
+    for (unsigned k = 0; k < runs; ++k) {
+        if (first_bad[k] >= 0) {
+            bad = first_bad[k];  // runs are in row order: the first one found is the smallest
+            break;
         }
     }
     if (bad >= 0) return unexpected(failed_row(type, bad));

@@ -11,9 +11,10 @@ namespace minfer::remote {
 namespace {
 
 // Index n - 1 is code n.
-constexpr std::array<std::string_view, 2> names{
+constexpr std::array<std::string_view, 3> names{
     "range_ignored",
-    "bad_content_range"};
+    "bad_content_range",
+    "library_unavailable"};
 
 std::string_view name(std::uint8_t code) noexcept {
     return code >= 1 && code <= names.size() ? names[code - 1u] : std::string_view();
@@ -25,6 +26,9 @@ std::string describe(const gguf::error& e, bool /*path_said*/) {
             return "the server does not serve byte ranges" + (e.detail.empty() ? std::string() : ": " + e.detail);
         case gguf::number_in_domain(codes::bad_content_range):
             return "the server's Content-Range cannot be used" + (e.detail.empty() ? std::string() : ": " + e.detail);
+        case gguf::number_in_domain(codes::library_unavailable):
+            return "libcurl, which reads http(s):// and hf:// models, cannot be loaded" +
+                   (e.detail.empty() ? std::string() : ": " + e.detail);
         default: break;
     }
     return "unknown error";

@@ -11,7 +11,7 @@
 #include <optional>
 #include <thread>
 
-#include <curl/curl.h>
+#include "curl_library.hpp"
 
 #include "minfer/gguf/text.hpp"
 #include "minfer/remote/content_range.hpp"
@@ -32,8 +32,7 @@ bool fetch_budget::reserve(std::uint64_t n) noexcept {
 }
 
 void global_init() noexcept {
-    static std::once_flag once;
-    std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+    (void)detail::curl_library();  // a failure is remembered and returned by the first transfer's open
 }
 
 namespace {
@@ -99,6 +98,7 @@ std::string_view trim(std::string_view s) noexcept {
 // One attempt of one range request: what the callbacks saw.
 struct transfer {
     CURL* curl = nullptr;
+    const detail::curl_functions* api = nullptr;
     const std::string* url = nullptr;
     std::uint64_t first = 0, last = 0;  // the range asked, inclusive
     bool first_request = false;
@@ -131,7 +131,7 @@ std::string range_text(const transfer& t) { return "bytes=" + num(t.first) + "-"
 // Decide what to make of the answer once its status and headers are known. false: stop the transfer.
 bool check_answer(transfer& t) {
     t.checked = true;
-    curl_easy_getinfo(t.curl, CURLINFO_RESPONSE_CODE, &t.status);
+    t.api->easy_getinfo(t.curl, CURLINFO_RESPONSE_CODE, &t.status);
     const std::string& url = *t.url;
     if (t.status == 206) {
         if (!t.has_content_range) {
@@ -244,19 +244,20 @@ bool transient_curl(CURLcode c) noexcept {
 
 class http_source final : public gguf::byte_source {
 public:
-    http_source(std::string url, const fetch_options& options, fetch_budget& budget, part_stats& stats)
-        : url_(std::move(url)), options_(options), budget_(budget), stats_(stats) {
+    http_source(const detail::curl_functions& api, std::string url, const fetch_options& options, fetch_budget& budget,
+                part_stats& stats)
+        : api_(&api), url_(std::move(url)), options_(options), budget_(budget), stats_(stats) {
         options_.deadline = options_.deadline_from_now();  // the opener's, or now + timeout_s when alone
     }
     ~http_source() override {
-        if (curl_) curl_easy_cleanup(curl_);
-        if (headers_) curl_slist_free_all(headers_);
+        if (curl_) api_->easy_cleanup(curl_);
+        if (headers_) api_->slist_free_all(headers_);
     }
     http_source(const http_source&) = delete;
     http_source& operator=(const http_source&) = delete;
 
     gguf::result<void> start() {
-        curl_ = curl_easy_init();
+        curl_ = api_->easy_init();
         if (!curl_) return gguf::unexpected(make_error(errc::transfer_failed, url_, "libcurl could not start a transfer"));
         if (budget_.left() == 0) return gguf::unexpected(over_budget(1));
         const std::uint64_t len = std::max<std::uint64_t>(1, std::min(options_.first_read, budget_.left()));
@@ -312,35 +313,35 @@ private:
     }
 
     void setup(transfer& t, const std::string& range, long long left) {
-        curl_easy_reset(curl_);
-        curl_easy_setopt(curl_, CURLOPT_URL, url_.c_str());
-        curl_easy_setopt(curl_, CURLOPT_RANGE, range.c_str());
-        curl_easy_setopt(curl_, CURLOPT_FOLLOWLOCATION, 1L);
-        curl_easy_setopt(curl_, CURLOPT_MAXREDIRS, options_.max_redirects);
-        curl_easy_setopt(curl_, CURLOPT_PROTOCOLS_STR, "http,https");
-        curl_easy_setopt(curl_, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+        api_->easy_reset(curl_);
+        api_->easy_setopt(curl_, CURLOPT_URL, url_.c_str());
+        api_->easy_setopt(curl_, CURLOPT_RANGE, range.c_str());
+        api_->easy_setopt(curl_, CURLOPT_FOLLOWLOCATION, 1L);
+        api_->easy_setopt(curl_, CURLOPT_MAXREDIRS, options_.max_redirects);
+        api_->easy_setopt(curl_, CURLOPT_PROTOCOLS_STR, "http,https");
+        api_->easy_setopt(curl_, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
         // The request may take what is left of the command's time, and no more: the deadline holds
         // over all requests and retries. The stall limit below still ends a dead transfer sooner.
         const long left_l = static_cast<long>(std::clamp<long long>(left, 1, 0x7fffffff));
-        curl_easy_setopt(curl_, CURLOPT_TIMEOUT_MS, left_l);
-        curl_easy_setopt(curl_, CURLOPT_CONNECTTIMEOUT_MS,
+        api_->easy_setopt(curl_, CURLOPT_TIMEOUT_MS, left_l);
+        api_->easy_setopt(curl_, CURLOPT_CONNECTTIMEOUT_MS,
                          std::min<long>(left_l, static_cast<long>(std::min<long long>(options_.connect_timeout_s, 2000000) * 1000)));
-        curl_easy_setopt(curl_, CURLOPT_LOW_SPEED_LIMIT, 1L);
-        curl_easy_setopt(curl_, CURLOPT_LOW_SPEED_TIME, options_.stall_timeout_s);
-        curl_easy_setopt(curl_, CURLOPT_NOSIGNAL, 1L);
-        curl_easy_setopt(curl_, CURLOPT_ACCEPT_ENCODING, nullptr);  // no compression: ranges of the file's bytes
+        api_->easy_setopt(curl_, CURLOPT_LOW_SPEED_LIMIT, 1L);
+        api_->easy_setopt(curl_, CURLOPT_LOW_SPEED_TIME, options_.stall_timeout_s);
+        api_->easy_setopt(curl_, CURLOPT_NOSIGNAL, 1L);
+        api_->easy_setopt(curl_, CURLOPT_ACCEPT_ENCODING, nullptr);  // no compression: ranges of the file's bytes
         const std::string agent = options_.user_agent.empty() ? std::string("minfer/") + MINFER_VERSION : options_.user_agent;
-        curl_easy_setopt(curl_, CURLOPT_USERAGENT, agent.c_str());
+        api_->easy_setopt(curl_, CURLOPT_USERAGENT, agent.c_str());
         if (!options_.bearer_token.empty()) {
             // libcurl sends it to the first host only, never to the host a redirect leads to
-            curl_easy_setopt(curl_, CURLOPT_HTTPAUTH, CURLAUTH_BEARER);
-            curl_easy_setopt(curl_, CURLOPT_XOAUTH2_BEARER, options_.bearer_token.c_str());
+            api_->easy_setopt(curl_, CURLOPT_HTTPAUTH, CURLAUTH_BEARER);
+            api_->easy_setopt(curl_, CURLOPT_XOAUTH2_BEARER, options_.bearer_token.c_str());
         }
-        curl_easy_setopt(curl_, CURLOPT_HEADERFUNCTION, on_header);
-        curl_easy_setopt(curl_, CURLOPT_HEADERDATA, &t);
-        curl_easy_setopt(curl_, CURLOPT_WRITEFUNCTION, on_body);
-        curl_easy_setopt(curl_, CURLOPT_WRITEDATA, &t);
-        curl_easy_setopt(curl_, CURLOPT_ERRORBUFFER, errbuf_);
+        api_->easy_setopt(curl_, CURLOPT_HEADERFUNCTION, on_header);
+        api_->easy_setopt(curl_, CURLOPT_HEADERDATA, &t);
+        api_->easy_setopt(curl_, CURLOPT_WRITEFUNCTION, on_body);
+        api_->easy_setopt(curl_, CURLOPT_WRITEDATA, &t);
+        api_->easy_setopt(curl_, CURLOPT_ERRORBUFFER, errbuf_);
     }
 
     // One attempt: the outcome, and whether it is worth another attempt.
@@ -350,7 +351,7 @@ private:
         const std::string range = std::to_string(t.first) + "-" + std::to_string(t.last);
         setup(t, range, left);
         ++stats_.requests;
-        const CURLcode rc = curl_easy_perform(curl_);
+        const CURLcode rc = api_->easy_perform(curl_);
         if (t.out_of_memory) return gguf::unexpected(oom(url_, "receiving an answer"));
         if (t.failure) {
             const std::uint64_t st = t.failure->found;
@@ -358,7 +359,7 @@ private:
             return gguf::unexpected(std::move(*t.failure));
         }
         if (rc != CURLE_OK) {
-            std::string why = errbuf_[0] != '\0' ? std::string(errbuf_) : std::string(curl_easy_strerror(rc));
+            std::string why = errbuf_[0] != '\0' ? std::string(errbuf_) : std::string(api_->easy_strerror(rc));
             if (rc == CURLE_TOO_MANY_REDIRECTS) why += " (a redirect loop, or more than the limit)";
             // curl's timer is the deadline's (CURLOPT_TIMEOUT_MS = the time left): the command's time
             // is up, not a stall worth another attempt. A little slack for the clocks' granularity.
@@ -372,7 +373,7 @@ private:
         }
         if (!t.checked) {  // no body at all
             long status = 0;
-            curl_easy_getinfo(curl_, CURLINFO_RESPONSE_CODE, &status);
+            api_->easy_getinfo(curl_, CURLINFO_RESPONSE_CODE, &status);
             if (t.first_request && status == 416 && t.has_content_range) {
                 const auto cr = parse_content_range(t.content_range);
                 if (cr && cr->unsatisfied && cr->total == 0) {  // an empty file: no byte to range over
@@ -413,6 +414,7 @@ private:
             if (!budget_.reserve(len)) return gguf::unexpected(over_budget(len));
             transfer t;
             t.curl = curl_;
+            t.api = api_;
             t.url = &url_;
             t.first = first;
             t.last = last;
@@ -440,6 +442,7 @@ private:
         }
     }
 
+    const detail::curl_functions* api_;
     std::string url_;
     fetch_options options_;
     fetch_budget& budget_;
@@ -456,8 +459,13 @@ private:
 gguf::result<std::unique_ptr<gguf::byte_source>> open_http_source(const std::string& url, const fetch_options& options,
                                                                   fetch_budget& budget, part_stats& stats) noexcept {
     try {
-        global_init();
-        auto src = std::make_unique<http_source>(url, options, budget, stats);
+        auto api = detail::curl_library();
+        if (!api) {
+            gguf::error e = std::move(api).error();
+            e.file = url;
+            return gguf::unexpected(std::move(e));
+        }
+        auto src = std::make_unique<http_source>(**api, url, options, budget, stats);
         auto r = src->start();
         if (!r) return gguf::unexpected(std::move(r).error());
         return std::unique_ptr<gguf::byte_source>(std::move(src));

@@ -21,10 +21,10 @@
 #include <string>
 #include <vector>
 
-#include <curl/curl.h>
 #include <gtest/gtest.h>
 
 #include "alloc_fail.hpp"
+#include "curl_library.hpp"
 #include "loopback_server.hpp"
 #include "minfer/gguf.hpp"
 #include "minfer/gguf/split.hpp"
@@ -58,22 +58,32 @@ extern "C" int pthread_create(pthread_t* thread, const pthread_attr_t* attr, voi
 // ---- exceptions through libcurl ----------------------------------------------------------------
 // libcurl calls the source's callbacks from C. An exception leaving one unwinds through libcurl's
 // frames (where x86-64's unwind tables let it, else std::terminate) and leaves the transfer's state
-// half-done: this executable's curl_easy_perform (the one libminfer_remote.a links to) counts each
-// exception that comes out of the real one.
+// half-done. minfer::remote calls libcurl through the table it loads on the first URL
+// (curl_library.hpp); its curl_easy_perform entry is wrapped here, before the first transfer, to
+// count each exception that comes out of the real one.
 namespace {
 std::atomic<int> exceptions_through_curl{0};
-}  // namespace
+CURLcode (*real_perform)(CURL*) = nullptr;
 
-extern "C" CURLcode curl_easy_perform(CURL* curl) {
-    using perform_fn = CURLcode (*)(CURL*);
-    static const auto real = reinterpret_cast<perform_fn>(dlsym(RTLD_NEXT, "curl_easy_perform"));
+CURLcode counting_perform(CURL* curl) {
     try {
-        return real(curl);
+        return real_perform(curl);
     } catch (...) {
         ++exceptions_through_curl;
         throw;
     }
 }
+
+// Every test calls it first (the library is loaded once per process, so wrapping is too).
+void count_exceptions_through_curl() {
+    auto lib = minfer::remote::detail::curl_library();
+    ASSERT_TRUE(lib) << lib.error().message();
+    if ((*lib)->easy_perform != &counting_perform) {
+        real_perform = (*lib)->easy_perform;
+        (*lib)->easy_perform = &counting_perform;
+    }
+}
+}  // namespace
 
 namespace {
 
@@ -218,6 +228,7 @@ errc open_remote_once(const std::string& text, std::size_t want_tensors) {
 // after libcurl's frames and said out_of_memory: the right code, the wrong way).
 int runs_with_exceptions_through_curl = 0;
 errc open_remote(const std::string& text, std::size_t want_tensors) {
+    count_exceptions_through_curl();
     const int before = exceptions_through_curl.load();
     const errc got = open_remote_once(text, want_tensors);
     if (exceptions_through_curl.load() != before) ++runs_with_exceptions_through_curl;

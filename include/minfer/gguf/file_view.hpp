@@ -139,6 +139,14 @@ public:
     /// The entries whose key starts with `prefix` ("tokenizer.ggml."), in file order.
     kv_prefix_range with_prefix(std::string_view prefix) const noexcept MINFER_LIFETIMEBOUND { return {kvs_, prefix}; }
 
+    /// Item `i` of `array`, a string array of this view (tokenizer.ggml.tokens, say), found from the
+    /// nearest of the marks the parse left every `string_mark_stride` items of a long string array:
+    /// at most that many records walked, never the O(i) walk of array_view::string_at. A kv of another
+    /// view is answered by that walk. @returns type_mismatch (not a string array) or index_out_of_range.
+    result<std::string_view> string_item(const kv& array, std::uint64_t i) const noexcept;
+    /// Items between two marks of a string array.
+    static constexpr std::uint64_t string_mark_stride = 1024;
+
     /// All tensors in file order.
     std::span<const tensor_info> tensors() const noexcept MINFER_LIFETIMEBOUND { return tensors_; }
     /// O(1) lookup; nullptr when absent.
@@ -169,6 +177,13 @@ private:
     std::uint64_t data_size_ = 0;
     std::vector<kv> kvs_;
     std::vector<tensor_info> tensors_;
+    // The marks of the string arrays longer than string_mark_stride: for kv `kv`, the byte offset
+    // in its payload of items stride, 2 * stride, … (item 0 is at offset 0).
+    struct string_marks {
+        std::size_t kv = 0;
+        std::vector<std::uint64_t> offsets;
+    };
+    std::vector<string_marks> string_marks_;
     detail::name_index kv_index_;
     detail::name_index tensor_index_;
 };

@@ -40,6 +40,9 @@ public:
     std::span<const std::byte> bytes() const&& = delete;  // a view of a temporary would dangle
     std::size_t size() const noexcept { return size_; }
     load_mode mode() const noexcept { return mode_; }
+    /// Whether bytes() is a mapping of the file (page_advice.hpp may then be used on it); false for
+    /// a file read into memory, an adopted buffer and an empty file.
+    bool mapped() const noexcept { return mapped_; }
 
 private:
     void release() noexcept;

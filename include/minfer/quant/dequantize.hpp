@@ -42,13 +42,15 @@ result<void> dequantize(tensor_type type, std::span<const std::byte> src, std::s
 /// dst.size() must be whole blocks (streaming a large tensor through a bounded buffer).
 /// @returns the errors of dequantize(); not_block_multiple also when `first` is not on a block
 /// boundary (found = first); index_out_of_range when the range passes the tensor's end
-/// (expected = values in the tensor, found = first + dst.size()).
+/// (expected = values in the tensor, found = first + dst.size()). `threads` as dequantize_parallel's
+/// (1: on the calling thread only).
 result<void> dequantize_range(tensor_type type, std::span<const std::byte> tensor_bytes, std::uint64_t first,
-                              std::span<float> dst) noexcept;
+                              std::span<float> dst, unsigned threads = 1) noexcept;
 
 /// dequantize() on up to `threads` threads (0: one per hardware thread), each taking a contiguous
-/// run of whole blocks. Small inputs (under about a million values per thread) use fewer threads;
-/// if a thread cannot be started the work is done on the threads that could. Same errors.
+/// run of whole blocks, on the process's persistent worker threads (started on the first call, not
+/// per call). Small inputs (under a quarter of a million values per thread) use fewer threads; if a
+/// thread cannot be started the work is done on the threads that could. Same errors.
 result<void> dequantize_parallel(tensor_type type, std::span<const std::byte> src, std::span<float> dst,
                                  unsigned threads = 0) noexcept;
 

@@ -15,6 +15,9 @@ inline constexpr gguf::errc range_ignored = gguf::make_code(gguf::domains::remot
 /// a 206 answer whose Content-Range is missing, malformed or disagrees with the file's size or the body;
 /// detail = the header as received (escaped)
 inline constexpr gguf::errc bad_content_range = gguf::make_code(gguf::domains::remote, 2);
+/// libcurl (loaded on the first URL, not at start-up) could not be loaded or lacks a function;
+/// subject = "libcurl", detail = the dynamic linker's message
+inline constexpr gguf::errc library_unavailable = gguf::make_code(gguf::domains::remote, 3);
 }  // namespace codes
 
 /// This library's codes as the loader's to_string and error::description see them.

@@ -80,7 +80,35 @@ bool parser::value(kv& e) {
         return fail(errc::array_exceeds_file, section::metadata, at + 4, cur_.file_remaining(), e.count);
     }
     const std::byte* start = cur_.here();
-    for (std::uint64_t k = 0; k < e.count; ++k) {
+    // Marks every string_mark_stride items, so that file_view::string_item finds an item of the
+    // vocabulary without walking it (reserved first: the loop below does not allocate).
+    std::vector<std::uint64_t>* marks = nullptr;
+    if (e.count > file_view::string_mark_stride) {
+        view_.string_marks_.push_back({view_.kvs_.size(), {}});
+        marks = &view_.string_marks_.back().offsets;
+        marks->reserve(static_cast<std::size_t>((e.count - 1) / file_view::string_mark_stride));
+    }
+    // The vocabulary and the merges are most of a file's strings (300k in a Qwen2.5 file): they
+    // are checked in this tight loop with exactly read_string's conditions (8 bytes for the
+    // length, at most max_string_bytes, inside the bytes). The first item that fails one is read
+    // again by read_string below, which says why.
+    std::uint64_t k = 0;
+    {
+        const std::byte* p = start;
+        std::uint64_t left = cur_.remaining();
+        const std::uint64_t max = caps_.max_string_bytes;
+        for (; k < e.count; ++k) {
+            if (left < 8) break;
+            const std::uint64_t n = detail::load<std::uint64_t>(p);
+            if (n > max || n > left - 8) break;
+            if (marks != nullptr && k != 0 && k % file_view::string_mark_stride == 0)
+                marks->push_back(static_cast<std::uint64_t>(p - start));
+            p += 8 + n;
+            left -= 8 + n;
+        }
+        cur_.skip(static_cast<std::uint64_t>(p - start));
+    }
+    for (; k < e.count; ++k) {
         std::string_view s;
         if (!read_string(s, section::metadata, "array string")) {
             err_.item = static_cast<std::int64_t>(k);  // "item 2 of 'tokenizer.ggml.tokens'"

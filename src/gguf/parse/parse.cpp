@@ -62,4 +62,30 @@ const tensor_info* file_view::find_tensor(std::string_view name) const noexcept 
     return i < 0 ? nullptr : &tensors_[static_cast<std::size_t>(i)];
 }
 
+result<std::string_view> file_view::string_item(const kv& array, std::uint64_t i) const noexcept {
+    auto a = array.get<array_view>();
+    if (!a) return unexpected(a.error());
+    if (a->element_type() != value_type::string || i >= a->size() || i < string_mark_stride) return a->string_at(i);
+    const auto at = reinterpret_cast<std::uintptr_t>(&array);
+    const auto first = reinterpret_cast<std::uintptr_t>(kvs_.data());
+    if (at < first || at >= first + kvs_.size() * sizeof(kv) || (at - first) % sizeof(kv) != 0) return a->string_at(i);
+    const std::size_t index = (at - first) / sizeof(kv);
+    const std::vector<std::uint64_t>* offsets = nullptr;
+    for (const string_marks& m : string_marks_)  // one entry per long string array: two in a model
+        if (m.kv == index) offsets = &m.offsets;
+    const std::uint64_t mark = i / string_mark_stride;
+    if (offsets == nullptr || mark > offsets->size()) return a->string_at(i);
+    // The payload was verified by the parse: every length from a mark on lies inside it. The walk
+    // still stops at its end (a kv changed by hand is answered with an empty view, not a bad read).
+    const std::span<const std::byte> raw = a->raw();
+    std::uint64_t p = (*offsets)[static_cast<std::size_t>(mark - 1)];
+    for (std::uint64_t k = mark * string_mark_stride;; ++k) {
+        if (p > raw.size() || raw.size() - p < 8) return std::string_view();
+        const std::uint64_t n = detail::load<std::uint64_t>(raw.data() + p);
+        if (n > raw.size() - p - 8) return std::string_view();
+        if (k == i) return std::string_view(reinterpret_cast<const char*>(raw.data() + p + 8), static_cast<std::size_t>(n));
+        p += 8 + n;
+    }
+}
+
 }  // namespace minfer::gguf
