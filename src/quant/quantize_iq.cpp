@@ -19,6 +19,7 @@
 #include <cstring>
 
 #include "iq_arith.hpp"
+#include "minfer/quant/isa.hpp"
 #include "iq_lattice.hpp"
 #include "quantize_basic.hpp"
 #include "quantize_iq1.hpp"
@@ -31,27 +32,15 @@ using namespace iq;
 
 // ggml's iq2_find_best_neighbour / iq3_find_best_neighbour: the neighbour of `entry` closest to
 // xval / scale in the weighted distance, the first one on ties; its coordinates' indices go to L.
-// -1 when no distance is below FLT_MAX (all infinite or NaN): ggml asserts there.
+// -1 when no distance is below FLT_MAX (all infinite or NaN): ggml asserts there. With AVX2 the
+// candidates' distances are computed 8 at a time in lanes (avx2_iq_search.cpp), with the same bits.
 template <int Dim>
 int best_neighbour(const iq_lattice& lat, std::int32_t entry, const float* xval, const float* weight, float scale,
                    std::int8_t* L) {
     const std::uint16_t* list = lat.neighbours_of(entry);
-    const int count = list[0];
-    float best_d2 = FLT_MAX;
-    int best = -1;
-    for (int j = 1; j <= count; ++j) {
-        const std::int8_t* pg = lat.point(list[j]);
-        float d2 = 0;
-        for (int i = 0; i < Dim; ++i) {
-            const float q = pg[i];
-            const float diff = scale * q - xval[i];
-            d2 += weight[i] * diff * diff;
-        }
-        if (d2 < best_d2) {
-            best_d2 = d2;
-            best = list[j];
-        }
-    }
+    const neighbour_search_fn lanes = active_isa() == isa::avx2 ? avx2_best_neighbour(Dim) : nullptr;
+    const int best = lanes != nullptr ? lanes(list, lat.packed.data(), xval, weight, scale)
+                                      : scalar_best_neighbour(Dim, list, lat.packed.data(), xval, weight, scale);
     if (best < 0) return -1;
     const std::int8_t* pg = lat.point(best);
     for (int i = 0; i < Dim; ++i) L[i] = static_cast<std::int8_t>((pg[i] - 1) / 2);

@@ -38,6 +38,25 @@ using fit_q3_x8_fn = void (*)(int n, int nmax, const float* x, std::int8_t* L, f
 /// Its AVX2 version (avx2_fit.cpp), nullptr when this build has none.
 fit_q3_x8_fn avx2_fit_q3_x8() noexcept;
 
+/// ggml's quantize_row_iq4_nl_impl's 16 scale tries on one 32-value block (the first guess and
+/// itry = -7..7): for each inverse scale ids[t], q_j = the iq4 level nearest ids[t] * x[j] (ggml's
+/// best_index_int8) and sumqx[t] = Σ (w_j * q_j) * x_j, sumq2[t] = Σ (w_j * q_j) * q_j in j order.
+using iq4_trial_sums_fn = void (*)(const float* x, const float* w, const float* ids, float* sumqx, float* sumq2);
+/// L[j] = index of the iq4 level nearest id * x[j] (best_index_int8), j < n, n a multiple of 8.
+using iq4_levels_fn = void (*)(const float* x, int n, float id, std::uint8_t* L);
+/// The AVX2 versions (avx2_iq_search.cpp: tries / values in lanes), nullptr when this build has none.
+iq4_trial_sums_fn avx2_iq4_trial_sums() noexcept;
+iq4_levels_fn avx2_iq4_levels() noexcept;
+/// ggml's iq2_find_best_neighbour / iq3_find_best_neighbour over a neighbour list (count first, as
+/// iq_lattice::neighbours holds it, readable 8 entries past its end) with the points' coordinates
+/// packed 4 bits each (iq_lattice::packed): the grid index of the first candidate with the smallest
+/// Σ (w_i * diff_i) * diff_i, diff_i = scale * q_i - xval_i, or -1 when none is below FLT_MAX.
+using neighbour_search_fn = int (*)(const std::uint16_t* list, const std::uint32_t* packed, const float* xval,
+                                    const float* weight, float scale);
+/// The AVX2 version for points of `dim` (4 or 8) coordinates (avx2_iq_search.cpp: 8 candidates in
+/// lanes), nullptr for another dim or when this build has none.
+neighbour_search_fn avx2_best_neighbour(int dim) noexcept;
+
 /// quantize_basic.cpp: the quantizer of `type`, or nullptr if it is not of that family.
 row_quantizer basic_quantizer(gguf::tensor_type type) noexcept;
 /// quantize_iq.cpp: the quantizer of a codebook type, or nullptr.
