@@ -13,6 +13,7 @@
 //  - neighbours: each lane sums one candidate's weighted squared distance over the point's 4 or 8
 //    coordinates in coordinate order; the first minimum in list order is then the winner, as ggml's
 //    strict `d2 < best_d2` keeps it.
+//  - the rounding of a group's values to the lattice at a trial scale: value by value, no sum.
 #include <immintrin.h>
 
 #include <cfloat>
@@ -101,12 +102,12 @@ void iq4_levels_lanes(const float* x, int n, float id, std::uint8_t* L) {
     }
 }
 
-// The neighbour search over `list` (count first, then grid indices; readable 8 entries past its end,
-// see iq_lattice::neighbours), 8 candidates per step. d2 per lane is the scalar chain
-// `d2 += w[i] * diff * diff` with diff = scale * q - x[i], i in coordinate order. Lanes past the count
-// and NaN distances become +Inf, which the scalar `d2 < best_d2` (best_d2 starting at FLT_MAX) never
-// takes either. Within a step the scalar loop ends on the first lane holding the step's minimum, if
-// that minimum is below best_d2; d2 is never -0 (it starts at +0), so equality finds that lane.
+// The neighbour search over `list` (count first, then grid indices; readable 16 entries past its
+// end, see iq_lattice::neighbours), 16 candidates per step in two vectors. d2 per lane is the scalar
+// chain `d2 += w[i] * diff * diff` with diff = scale * q - x[i], i in coordinate order. Lanes past the
+// count and NaN distances become +Inf, which the scalar `d2 < best_d2` (best_d2 starting at FLT_MAX)
+// never takes either. Within a step the scalar loop ends on the first candidate holding the step's
+// minimum, if that minimum is below best_d2; d2 is never -0 (it starts at +0), so equality finds it.
 template <int Dim>
 int best_neighbour_lanes(const std::uint16_t* list, const std::uint32_t* packed, const float* xval,
                          const float* weight, float scale) {
@@ -120,33 +121,58 @@ int best_neighbour_lanes(const std::uint16_t* list, const std::uint32_t* packed,
     const __m256 inf = _mm256_set1_ps(__builtin_inff());
     const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
     const __m256i nibble = _mm256_set1_epi32(15);
-    float best_d2 = FLT_MAX;
-    int best = -1;
-    for (int j = 0; j < count; j += 8) {
+    // The distances of candidates j..j+7 (+Inf past the list or when NaN).
+    auto distances = [&](int j) {
         const __m256i idx = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(list + 1 + j)));
         const __m256i p = _mm256_i32gather_epi32(reinterpret_cast<const int*>(packed), idx, 4);
         __m256 d2 = _mm256_setzero_ps();
+#pragma GCC unroll 8
         for (int i = 0; i < Dim; ++i) {
             const __m256 q = _mm256_cvtepi32_ps(_mm256_and_si256(_mm256_srli_epi32(p, 4 * i), nibble));
             const __m256 diff = _mm256_sub_ps(_mm256_mul_ps(s, q), xv[i]);
             d2 = _mm256_add_ps(d2, _mm256_mul_ps(_mm256_mul_ps(wv[i], diff), diff));
         }
         const __m256 in_list = _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32(count - j), iota));
-        d2 = _mm256_blendv_ps(inf, d2, _mm256_and_ps(in_list, _mm256_cmp_ps(d2, d2, _CMP_ORD_Q)));
-        __m256 m = _mm256_min_ps(d2, _mm256_permute2f128_ps(d2, d2, 1));
+        return _mm256_blendv_ps(inf, d2, _mm256_and_ps(in_list, _mm256_cmp_ps(d2, d2, _CMP_ORD_Q)));
+    };
+    float best_d2 = FLT_MAX;
+    int best = -1;
+    for (int j = 0; j < count; j += 16) {
+        const __m256 d2a = distances(j), d2b = count - j > 8 ? distances(j + 8) : inf;  // short lists: one vector
+        __m256 m = _mm256_min_ps(d2a, d2b);
+        m = _mm256_min_ps(m, _mm256_permute2f128_ps(m, m, 1));
         m = _mm256_min_ps(m, _mm256_shuffle_ps(m, m, _MM_SHUFFLE(1, 0, 3, 2)));
-        m = _mm256_min_ps(m, _mm256_shuffle_ps(m, m, _MM_SHUFFLE(2, 3, 0, 1)));
-        const float block_min = _mm256_cvtss_f32(m);
-        if (!(block_min < best_d2)) continue;
-        best_d2 = block_min;
-        const int lane = __builtin_ctz(static_cast<unsigned>(_mm256_movemask_ps(_mm256_cmp_ps(d2, m, _CMP_EQ_OQ))));
-        best = list[1 + j + lane];
+        m = _mm256_min_ps(m, _mm256_shuffle_ps(m, m, _MM_SHUFFLE(2, 3, 0, 1)));  // the minimum in every lane
+        const float step_min = _mm256_cvtss_f32(m);
+        if (!(step_min < best_d2)) continue;
+        best_d2 = step_min;
+        const unsigned in_a = static_cast<unsigned>(_mm256_movemask_ps(_mm256_cmp_ps(d2a, m, _CMP_EQ_OQ)));
+        const unsigned in_b = static_cast<unsigned>(_mm256_movemask_ps(_mm256_cmp_ps(d2b, m, _CMP_EQ_OQ)));
+        const int at = in_a != 0 ? __builtin_ctz(in_a) : 8 + __builtin_ctz(in_b);
+        best = list[1 + j + at];
     }
     return best;
 }
 
+// The codebook types' rounding to the lattice, value by value (no sum: the values are independent):
+// L[i] = clamp(nearest_int(0.5f * (id * x[i] - 1)), 0, lmax), n a multiple of 8.
+void round_to_lattice_lanes(const float* x, int n, float id, int lmax, std::int8_t* L) {
+    const __m256 vid = _mm256_set1_ps(id), one = _mm256_set1_ps(1.f), half = _mm256_set1_ps(0.5f);
+    const __m256i hi = _mm256_set1_epi32(lmax);
+    for (int j = 0; j < n; j += 8) {
+        const __m256 v = _mm256_mul_ps(half, _mm256_sub_ps(_mm256_mul_ps(vid, _mm256_loadu_ps(x + j)), one));
+        // ggml's nearest_int (1.5 * 2^23 added, low mantissa bits read back), then the clamp
+        const __m256i bits = _mm256_castps_si256(_mm256_add_ps(v, _mm256_set1_ps(12582912.f)));
+        const __m256i l = _mm256_sub_epi32(_mm256_and_si256(bits, _mm256_set1_epi32(0x007fffff)), _mm256_set1_epi32(0x00400000));
+        const __m256i c = _mm256_min_epi32(_mm256_max_epi32(l, _mm256_setzero_si256()), hi);
+        const __m128i words = _mm_packs_epi32(_mm256_castsi256_si128(c), _mm256_extracti128_si256(c, 1));
+        _mm_storel_epi64(reinterpret_cast<__m128i*>(L + j), _mm_packs_epi16(words, words));
+    }
+}
+
 }  // namespace
 
+lattice_round_fn avx2_round_to_lattice() noexcept { return round_to_lattice_lanes; }
 iq4_trial_sums_fn avx2_iq4_trial_sums() noexcept { return iq4_trial_sums_lanes; }
 iq4_levels_fn avx2_iq4_levels() noexcept { return iq4_levels_lanes; }
 neighbour_search_fn avx2_best_neighbour(int dim) noexcept {
@@ -154,6 +180,7 @@ neighbour_search_fn avx2_best_neighbour(int dim) noexcept {
 }
 
 #else
+lattice_round_fn avx2_round_to_lattice() noexcept { return nullptr; }
 iq4_trial_sums_fn avx2_iq4_trial_sums() noexcept { return nullptr; }
 iq4_levels_fn avx2_iq4_levels() noexcept { return nullptr; }
 neighbour_search_fn avx2_best_neighbour(int) noexcept { return nullptr; }

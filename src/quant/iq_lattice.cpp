@@ -84,7 +84,7 @@ iq_lattice build(const lattice_spec& spec, int grid_size, const auto& coordinate
         }
         t.neighbours[offset] = static_cast<std::uint16_t>(t.neighbours.size() - offset - 1);
     }
-    t.neighbours.insert(t.neighbours.end(), 8, std::uint16_t{0});  // the padding of iq_lattice::neighbours
+    t.neighbours.insert(t.neighbours.end(), 16, std::uint16_t{0});  // the padding of iq_lattice::neighbours
     return t;
 }
 

@@ -28,8 +28,8 @@ struct iq_lattice {
     /// neighbours[offset] is the count n of its nearest grid points and the n entries after it
     /// their indices.
     std::vector<std::int32_t> map;
-    /// Followed by 8 zero entries, so that a search reading 8 indices at a time past the end of the
-    /// last list stays inside the vector (the extra lanes are masked; index 0 is a valid point).
+    /// Followed by 16 zero entries, so that a search reading 16 indices at a time past the end of
+    /// the last list stays inside the vector (the extra lanes are masked; index 0 is a valid point).
     std::vector<std::uint16_t> neighbours;
     /// grid_size words: coordinate k of grid point g (2l + 1 < 16) in bits 4k..4k+3 of [g], so that
     /// the AVX2 neighbour search gets a point's coordinates from one 32-bit gather.

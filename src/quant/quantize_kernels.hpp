@@ -48,7 +48,7 @@ using iq4_levels_fn = void (*)(const float* x, int n, float id, std::uint8_t* L)
 iq4_trial_sums_fn avx2_iq4_trial_sums() noexcept;
 iq4_levels_fn avx2_iq4_levels() noexcept;
 /// ggml's iq2_find_best_neighbour / iq3_find_best_neighbour over a neighbour list (count first, as
-/// iq_lattice::neighbours holds it, readable 8 entries past its end) with the points' coordinates
+/// iq_lattice::neighbours holds it, readable 16 entries past its end) with the points' coordinates
 /// packed 4 bits each (iq_lattice::packed): the grid index of the first candidate with the smallest
 /// Σ (w_i * diff_i) * diff_i, diff_i = scale * q_i - xval_i, or -1 when none is below FLT_MAX.
 using neighbour_search_fn = int (*)(const std::uint16_t* list, const std::uint32_t* packed, const float* xval,
@@ -56,6 +56,13 @@ using neighbour_search_fn = int (*)(const std::uint16_t* list, const std::uint32
 /// The AVX2 version for points of `dim` (4 or 8) coordinates (avx2_iq_search.cpp: 8 candidates in
 /// lanes), nullptr for another dim or when this build has none.
 neighbour_search_fn avx2_best_neighbour(int dim) noexcept;
+/// The codebook types' rounding of n values (a multiple of 8) to lattice coordinates:
+/// L[i] = clamp(nearest_int(0.5f * (id * x[i] - 1)), 0, lmax) with ggml's nearest_int.
+using lattice_round_fn = void (*)(const float* x, int n, float id, int lmax, std::int8_t* L);
+/// Its AVX2 version (avx2_iq_search.cpp), nullptr when this build has none.
+lattice_round_fn avx2_round_to_lattice() noexcept;
+/// The scalar version (quantize_iq.cpp).
+void scalar_round_to_lattice(const float* x, int n, float id, int lmax, std::int8_t* L);
 
 /// quantize_basic.cpp: the quantizer of `type`, or nullptr if it is not of that family.
 row_quantizer basic_quantizer(gguf::tensor_type type) noexcept;
