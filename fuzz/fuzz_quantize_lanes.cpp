@@ -1,11 +1,14 @@
 // The quantizers' searches in AVX2 lanes (the k-quants' in src/quant/avx2_fit.cpp, the IQ types' in
-// src/quant/avx2_iq_search.cpp) against the scalar searches, on arbitrary values: byte 0 picks the
-// type (q2_K, q3_K, q4_K, q5_K, q6_K, iq4_nl, iq4_xs, iq2_xxs, iq2_xs, iq2_s, iq3_xxs, iq3_s, modulo
-// 12) and, by the next bit of byte 0 / 12, whether the last 256 values are importance weights
-// (always for iq2_xxs and iq2_xs, which require them); the rest are f32 values, cut to whole rows of
-// 256. Both instruction sets must write the same bytes, or both refuse the same row (the codebook
-// types fail where ggml would assert, e.g. on squares that overflow): a difference is printed (row,
-// block, byte) and the process traps. Without AVX2 the scalar searches still run under ASan/UBSan.
+// src/quant/avx2_iq_search.cpp and avx2_iq1_search.cpp) against the scalar searches, on arbitrary
+// values: byte 0 picks the type (q2_K, q3_K, q4_K, q5_K, q6_K, iq4_nl, iq4_xs, iq2_xxs, iq2_xs,
+// iq2_s, iq3_xxs, iq3_s, modulo 12) and, by the next bit of byte 0 / 12, whether the last 256 values
+// are importance weights (always for iq2_xxs and iq2_xs, which require them). Byte 0 from 240 on
+// picks iq1_s (even) or iq1_m (odd) instead, weighted unless bit 1 is set (iq1_s always: it requires
+// weights); the seeds written before iq1 keep their meaning. The rest are f32 values, cut to whole
+// rows of 256. Both instruction sets must write the same bytes, or both refuse the same row (the
+// codebook types fail where ggml would assert, e.g. on squares that overflow): a difference is
+// printed (row, block, byte) and the process traps. Without AVX2 the scalar searches still run
+// under ASan/UBSan.
 //
 // Non-finite bit patterns become finite (the exponent bits cleared: a subnormal with the same sign
 // and mantissa): with a NaN or an Inf in a row, which NaN (and which sign of it) reaches a scale
@@ -70,10 +73,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                                         tensor_type::q5_k,    tensor_type::q6_k,   tensor_type::iq4_nl,
                                         tensor_type::iq4_xs,  tensor_type::iq2_xxs, tensor_type::iq2_xs,
                                         tensor_type::iq2_s,   tensor_type::iq3_xxs, tensor_type::iq3_s};
-    const tensor_type t = types[data[0] % 12];
-    const bool needs_importance = t == tensor_type::iq2_xxs || t == tensor_type::iq2_xs;
-    const bool k_quant = data[0] % 12 < 5;
-    const bool weighted = needs_importance || (data[0] / 12) % 2 == 1;
+    const bool iq1 = data[0] >= 240;
+    const tensor_type t = iq1 ? (data[0] % 2 == 0 ? tensor_type::iq1_s : tensor_type::iq1_m) : types[data[0] % 12];
+    const bool needs_importance = t == tensor_type::iq2_xxs || t == tensor_type::iq2_xs || t == tensor_type::iq1_s;
+    const bool k_quant = !iq1 && data[0] % 12 < 5;
+    const bool weighted = needs_importance || (iq1 ? (data[0] & 2) == 0 : (data[0] / 12) % 2 == 1);
     std::vector<float> all((size - 1) / 4);
     for (std::size_t i = 0; i < all.size(); ++i) all[i] = finite_from(data + 1 + 4 * i);
     std::vector<float> importance;

@@ -64,6 +64,26 @@ lattice_round_fn avx2_round_to_lattice() noexcept;
 /// The scalar version (quantize_iq.cpp).
 void scalar_round_to_lattice(const float* x, int n, float id, int lmax, std::int8_t* L);
 
+/// iq1_s / iq1_m's split search (ggml's quantize_row_iq1_s_impl / quantize_row_iq1_m_impl): over
+/// the sorted values' prefix sums of w·x (sumx) and w (sumw), every pair of cut points i1 <= i2 and
+/// every shift, the candidate with the best weighted least-squares score, the first one on ties.
+/// iq1_s: 33 prefix sums of a group of 32; shift +1 (levels shifted up) or -1. iq1_m: a group of 16
+/// in two halves, sumx / sumw hold 2 x 17 prefix sums (half h at 17 * h, a value of the other half
+/// carries the sum on); shift 0..3 (bit 1 the first half's shift, bit 0 the second's, set = down).
+/// best.i1 < 0 when no candidate qualified (best.scale is then `max`).
+struct iq1_split {
+    float scale = 0;
+    int i1 = -1, i2 = -1, shift = 0;
+};
+using iq1_split_fn = void (*)(const float* sumx, const float* sumw, float max, iq1_split& best);
+/// The scalar versions (quantize_iq1.cpp: ggml's loops).
+void scalar_iq1s_split(const float* sumx, const float* sumw, float max, iq1_split& best);
+void scalar_iq1m_split(const float* sumx, const float* sumw, float max, iq1_split& best);
+/// The AVX2 versions (avx2_iq1_search.cpp: 8 values of i2 per step in lanes, the choice made in
+/// ggml's order), nullptr when this build has none.
+iq1_split_fn avx2_iq1s_split() noexcept;
+iq1_split_fn avx2_iq1m_split() noexcept;
+
 /// quantize_basic.cpp: the quantizer of `type`, or nullptr if it is not of that family.
 row_quantizer basic_quantizer(gguf::tensor_type type) noexcept;
 /// quantize_iq.cpp: the quantizer of a codebook type, or nullptr.

@@ -8,10 +8,12 @@
 // has to be a NaN). This needs no ggml: the scalar search is checked against ggml by
 // test_quantize_ggml, which also compares whole rows made with each instruction set.
 // The IQ searches in lanes (src/quant/avx2_iq_search.cpp: iq4's trial sums and level rounding, the
-// codebook types' neighbour search and lattice rounding) are checked the same way at the end.
+// codebook types' neighbour search and lattice rounding; src/quant/avx2_iq1_search.cpp: iq1_s and
+// iq1_m's split search) are checked the same way at the end.
 // Skipped when the CPU (or the build) has no AVX2.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -405,6 +407,85 @@ TEST(QuantizeLanes, LatticeRoundingInLanesIsTheScalarRounding) {
             }
         }
     }
+}
+
+// iq1_s / iq1_m's split search: prefix sums of w·x and w over a group's values (sorted as the
+// quantizers sort them, or in any order: the search takes any sums), every kind of values and
+// weights, and groups made of ties (few distinct values, weights zero or equal: many candidates with
+// the same score, the first in ggml's order must win, also across the lanes' steps). The same scale
+// bits, cut points and shift as the scalar search.
+namespace iq_lanes {
+
+// sumx / sumw: n + 1 prefix sums per half (halves of n / halves values by index), as iq1_*_row
+// builds them, over the values in `order`.
+void prefix_sums(int n, int halves, const float* x, const float* w, const int* order, float* sumx, float* sumw) {
+    const int stride = n + 1;
+    for (int h = 0; h < halves; ++h) sumx[stride * h] = sumw[stride * h] = 0;
+    for (int j = 0; j < n; ++j) {
+        const int i = order[j];
+        const int hi = halves == 1 ? 0 : (i < n / 2 ? 0 : 1);
+        for (int h = 0; h < halves; ++h) {
+            float* sx = sumx + stride * h;
+            float* sw = sumw + stride * h;
+            sx[j + 1] = h == hi ? sx[j] + w[i] * x[i] : sx[j];
+            sw[j + 1] = h == hi ? sw[j] + w[i] : sw[j];
+        }
+    }
+}
+
+::testing::AssertionResult same_split(const detail::iq1_split& s, const detail::iq1_split& l) {
+    if (same_float(s.scale, l.scale) && s.i1 == l.i1 && s.i2 == l.i2 && s.shift == l.shift)
+        return ::testing::AssertionSuccess();
+    return ::testing::AssertionFailure() << "scalar (" << s.scale << ", " << s.i1 << ", " << s.i2 << ", " << s.shift
+                                         << ") lanes (" << l.scale << ", " << l.i1 << ", " << l.i2 << ", " << l.shift << ")";
+}
+
+}  // namespace iq_lanes
+
+TEST(QuantizeLanes, Iq1SplitSearchesInLanesAreTheScalarSearches) {
+    const detail::iq1_split_fn s_lanes = detail::avx2_iq1s_split();
+    const detail::iq1_split_fn m_lanes = detail::avx2_iq1m_split();
+    if (!quant::isa_supported(quant::isa::avx2) || s_lanes == nullptr || m_lanes == nullptr)
+        GTEST_SKIP() << "no AVX2 in this CPU or build";
+    std::mt19937 rng(1515u);
+    long ties = 0;
+    for (int round = 0; round < 30000; ++round) {
+        float x[256], w[32];
+        const int kind = round % 4;
+        if (kind < 3) {
+            iq_lanes::values(256, rng, x);
+            iq_lanes::weights(32, rng, x, w);
+        } else {  // ties: a few distinct values, weights 0 or 1 (equal prefix sums, equal scores)
+            const float c = 0.25f * static_cast<float>(1 + rng() % 8);
+            for (int i = 0; i < 32; ++i) {
+                x[i] = c * static_cast<float>(static_cast<int>(rng() % 5) - 2);
+                w[i] = (rng() % 3 == 0) ? 0.f : 1.f;
+            }
+            ++ties;
+        }
+        for (int n : {32, 16}) {
+            int order[32];
+            for (int i = 0; i < n; ++i) order[i] = i;
+            bool has_nan = false;
+            for (int i = 0; i < n; ++i) has_nan = has_nan || std::isnan(x[i]);
+            if (kind != 1 && !has_nan) std::stable_sort(order, order + n, [&](int a, int b) { return x[a] < x[b]; });
+            float max = 0;
+            for (int i = 0; i < n; ++i) max = std::max(max, std::fabs(x[i]));
+            float sumx[34], sumw[34];
+            detail::iq1_split s, l;
+            if (n == 32) {
+                iq_lanes::prefix_sums(32, 1, x, w, order, sumx, sumw);
+                detail::scalar_iq1s_split(sumx, sumw, max, s);
+                s_lanes(sumx, sumw, max, l);
+            } else {
+                iq_lanes::prefix_sums(16, 2, x, w, order, sumx, sumw);
+                detail::scalar_iq1m_split(sumx, sumw, max, s);
+                m_lanes(sumx, sumw, max, l);
+            }
+            ASSERT_TRUE(iq_lanes::same_split(s, l)) << "round " << round << ", n " << n;
+        }
+    }
+    EXPECT_GT(ties, 1000);
 }
 
 }  // namespace
