@@ -5,13 +5,15 @@
 // inner, then the shifts), and keeps a candidate when `sumq2 > 0 && sumqx * sumqx > best * sumq2`,
 // best being the score of the last one kept. A candidate's sums depend only on its cut points, not
 // on the choice so far: the lanes compute them for 8 consecutive i2 at a time (each lane exactly the
-// scalar expression, same operations in the same order). Only the choice is sequential. A step of 8
-// whose candidates all fail the test against the best at the start of the step leaves the best
-// unchanged, as the scalar loop would (the best changes only when a candidate passes); so the test
-// runs in lanes against that best, and only a step where some lane passes is replayed in scalar code,
-// candidate by candidate in ggml's order, on the lanes' sums. The tests themselves are the scalar
-// comparisons (ordered: NaN fails both, as in C), so the replay is needed exactly where ggml updates.
+// scalar expression, same operations in the same order). Only the choice is sequential, and the best
+// changes only when a candidate passes the test: the candidates between two that pass are skipped by
+// the scalar loop without effect. So the lanes test a step's candidates against the current best
+// (the scalar comparisons, ordered: NaN fails them as in C), the first passing one in ggml's order
+// (a bit position: the candidates' order within the step) is taken with the scalar update, and the
+// test is redone against the new best for the candidates after it, until none passes.
 #include <immintrin.h>
+
+#include <cstdint>
 
 #include <cfloat>
 
@@ -33,15 +35,13 @@ unsigned passing(__m256 sumqx, __m256 sumq2, float best_score, __m256 valid) {
     return static_cast<unsigned>(_mm256_movemask_ps(_mm256_and_ps(valid, _mm256_and_ps(pos, better))));
 }
 
-// ggml's update for one candidate, as scalar code runs it.
-inline void consider(float sumqx, float sumq2, int i1, int i2, int shift, float& best_score, iq1_split& best) {
-    if (sumq2 > 0 && sumqx * sumqx > best_score * sumq2) {
-        best.scale = sumqx / sumq2;
-        best_score = best.scale * sumqx;
-        best.i1 = i1;
-        best.i2 = i2;
-        best.shift = shift;
-    }
+// ggml's update for a candidate that passed its test.
+inline void take(float sumqx, float sumq2, int i1, int i2, int shift, float& best_score, iq1_split& best) {
+    best.scale = sumqx / sumq2;
+    best_score = best.scale * sumqx;
+    best.i1 = i1;
+    best.i2 = i2;
+    best.shift = shift;
 }
 
 // Lanes j < count of a step (count 1..8), as a mask.
@@ -85,15 +85,23 @@ void iq1s_split_lanes(const float* sumx_in, const float* sumw_in, float max, iq1
             const __m256 q2_m = _mm256_add_ps(_mm256_add_ps(mw, _mm256_mul_ps(_mm256_mul_ps(b_w, m1), m1)),
                                               _mm256_mul_ps(_mm256_mul_ps(c_w, m2), m2));
             const __m256 valid = first_lanes(count);
-            if ((passing(qx_p, q2_p, best_score, valid) | passing(qx_m, q2_m, best_score, valid)) == 0) continue;
-            float sqx_p[8], sq2_p[8], sqx_m[8], sq2_m[8];
-            _mm256_storeu_ps(sqx_p, qx_p);
-            _mm256_storeu_ps(sq2_p, q2_p);
-            _mm256_storeu_ps(sqx_m, qx_m);
-            _mm256_storeu_ps(sq2_m, q2_m);
-            for (int j = 0; j < count; ++j) {
-                consider(sqx_p[j], sq2_p[j], i1, i2 + j, 1, best_score, best);
-                consider(sqx_m[j], sq2_m[j], i1, i2 + j, -1, best_score, best);
+            // Bit 2j: lane j up-shifted, bit 2j + 1: lane j down-shifted (ggml's order within the step).
+            auto pass = [&] {
+                return _pdep_u32(passing(qx_p, q2_p, best_score, valid), 0x5555u) |
+                       _pdep_u32(passing(qx_m, q2_m, best_score, valid), 0xaaaau);
+            };
+            std::uint32_t todo = pass();
+            if (todo == 0) continue;
+            float sqx[2][8], sq2[2][8];
+            _mm256_storeu_ps(sqx[0], qx_p);
+            _mm256_storeu_ps(sq2[0], q2_p);
+            _mm256_storeu_ps(sqx[1], qx_m);
+            _mm256_storeu_ps(sq2[1], q2_m);
+            while (todo != 0) {
+                const int bit = __builtin_ctz(todo);
+                const int j = bit / 2, m = bit % 2;
+                take(sqx[m][j], sq2[m][j], i1, i2 + j, m == 0 ? 1 : -1, best_score, best);
+                todo = pass() & ~((2u << bit) - 1);  // the candidates after it, against the new best
             }
         }
     }
@@ -147,21 +155,30 @@ void iq1m_split_lanes(const float* sumx_in, const float* sumw_in, float max, iq1
                 }
             }
             __m256 sqx[4], sq2[4];
-            const __m256 valid = first_lanes(count);
-            unsigned any = 0;
             for (int k = 0; k < 4; ++k) {
                 sqx[k] = _mm256_add_ps(qx[0][k / 2], qx[1][k % 2]);
                 sq2[k] = _mm256_add_ps(q2[0][k / 2], q2[1][k % 2]);
-                any |= passing(sqx[k], sq2[k], best_score, valid);
             }
-            if (any == 0) continue;
+            const __m256 valid = first_lanes(count);
+            // Bit 4j + k: lane j, combination k (ggml's order within the step).
+            auto pass = [&] {
+                std::uint32_t bits = 0;
+                for (int k = 0; k < 4; ++k) bits |= _pdep_u32(passing(sqx[k], sq2[k], best_score, valid), 0x11111111u << k);
+                return bits;
+            };
+            std::uint32_t todo = pass();
+            if (todo == 0) continue;
             float vx[4][8], v2[4][8];
             for (int k = 0; k < 4; ++k) {
                 _mm256_storeu_ps(vx[k], sqx[k]);
                 _mm256_storeu_ps(v2[k], sq2[k]);
             }
-            for (int j = 0; j < count; ++j)
-                for (int k = 0; k < 4; ++k) consider(vx[k][j], v2[k][j], i1, i2 + j, k, best_score, best);
+            while (todo != 0) {
+                const int bit = __builtin_ctz(todo);
+                const int j = bit / 4, k = bit % 4;
+                take(vx[k][j], v2[k][j], i1, i2 + j, k, best_score, best);
+                todo = pass() & ~((2u << bit) - 1);  // 2u << 31 is 0: nothing after the last bit
+            }
         }
     }
 }
