@@ -1,7 +1,7 @@
 // The IQ quantizers' inner searches in AVX2 lanes (compiled with -mavx2 -mf16c -mbmi2; see kernels.hpp
 // for the rules of this file): iq4_nl / iq4_xs's trial scales (ggml's quantize_row_iq4_nl_impl) and
-// the codebook types' nearest-neighbour search (ggml's iq2_find_best_neighbour and
-// iq3_find_best_neighbour).
+// the codebook types' nearest-neighbour search (ggml's iq2_find_best_neighbour,
+// iq3_find_best_neighbour, and iq1_find_best_neighbour2 over its neighbour list).
 //
 // As in avx2_fit.cpp, nothing is reordered: ggml's sums are in-order float chains, so each lane runs
 // one independent chain with exactly the scalar operations (same multiplies, adds and order, no FMA:
@@ -108,9 +108,11 @@ void iq4_levels_lanes(const float* x, int n, float id, std::uint8_t* L) {
 // count and NaN distances become +Inf, which the scalar `d2 < best_d2` (best_d2 starting at FLT_MAX)
 // never takes either. Within a step the scalar loop ends on the first candidate holding the step's
 // minimum, if that minimum is below best_d2; d2 is never -0 (it starts at +0), so equality finds it.
-template <int Dim>
+// With Iq1 (ggml's iq1_find_best_neighbour2), a coordinate 2l + 1 stands for the level levels[l]
+// (the group's three shifted levels): q is read from a table indexed by the coordinate.
+template <int Dim, bool Iq1>
 int best_neighbour_lanes(const std::uint16_t* list, const std::uint32_t* packed, const float* xval,
-                         const float* weight, float scale) {
+                         const float* weight, float scale, const float* levels) {
     const int count = list[0];
     __m256 xv[static_cast<unsigned>(Dim)], wv[static_cast<unsigned>(Dim)];
     for (int i = 0; i < Dim; ++i) {
@@ -121,6 +123,7 @@ int best_neighbour_lanes(const std::uint16_t* list, const std::uint32_t* packed,
     const __m256 inf = _mm256_set1_ps(__builtin_inff());
     const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
     const __m256i nibble = _mm256_set1_epi32(15);
+    const __m256 table = Iq1 ? _mm256_setr_ps(0, levels[0], 0, levels[1], 0, levels[2], 0, 0) : _mm256_setzero_ps();
     // The distances of candidates j..j+7 (+Inf past the list or when NaN).
     auto distances = [&](int j) {
         const __m256i idx = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(list + 1 + j)));
@@ -128,7 +131,8 @@ int best_neighbour_lanes(const std::uint16_t* list, const std::uint32_t* packed,
         __m256 d2 = _mm256_setzero_ps();
 #pragma GCC unroll 8
         for (int i = 0; i < Dim; ++i) {
-            const __m256 q = _mm256_cvtepi32_ps(_mm256_and_si256(_mm256_srli_epi32(p, 4 * i), nibble));
+            const __m256i c = _mm256_and_si256(_mm256_srli_epi32(p, 4 * i), nibble);
+            const __m256 q = Iq1 ? _mm256_permutevar8x32_ps(table, c) : _mm256_cvtepi32_ps(c);
             const __m256 diff = _mm256_sub_ps(_mm256_mul_ps(s, q), xv[i]);
             d2 = _mm256_add_ps(d2, _mm256_mul_ps(_mm256_mul_ps(wv[i], diff), diff));
         }
@@ -154,6 +158,13 @@ int best_neighbour_lanes(const std::uint16_t* list, const std::uint32_t* packed,
     return best;
 }
 
+// The iq2 / iq3 searches: q is the coordinate itself.
+template <int Dim>
+int best_neighbour_codebook(const std::uint16_t* list, const std::uint32_t* packed, const float* xval,
+                            const float* weight, float scale) {
+    return best_neighbour_lanes<Dim, false>(list, packed, xval, weight, scale, nullptr);
+}
+
 // The codebook types' rounding to the lattice, value by value (no sum: the values are independent):
 // L[i] = clamp(nearest_int(0.5f * (id * x[i] - 1)), 0, lmax), n a multiple of 8.
 void round_to_lattice_lanes(const float* x, int n, float id, int lmax, std::int8_t* L) {
@@ -176,14 +187,16 @@ lattice_round_fn avx2_round_to_lattice() noexcept { return round_to_lattice_lane
 iq4_trial_sums_fn avx2_iq4_trial_sums() noexcept { return iq4_trial_sums_lanes; }
 iq4_levels_fn avx2_iq4_levels() noexcept { return iq4_levels_lanes; }
 neighbour_search_fn avx2_best_neighbour(int dim) noexcept {
-    return dim == 8 ? best_neighbour_lanes<8> : dim == 4 ? best_neighbour_lanes<4> : nullptr;
+    return dim == 8 ? best_neighbour_codebook<8> : dim == 4 ? best_neighbour_codebook<4> : nullptr;
 }
+iq1_neighbour_fn avx2_iq1_neighbour() noexcept { return best_neighbour_lanes<8, true>; }
 
 #else
 lattice_round_fn avx2_round_to_lattice() noexcept { return nullptr; }
 iq4_trial_sums_fn avx2_iq4_trial_sums() noexcept { return nullptr; }
 iq4_levels_fn avx2_iq4_levels() noexcept { return nullptr; }
 neighbour_search_fn avx2_best_neighbour(int) noexcept { return nullptr; }
+iq1_neighbour_fn avx2_iq1_neighbour() noexcept { return nullptr; }
 #endif
 
 }  // namespace minfer::quant::detail

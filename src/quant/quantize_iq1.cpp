@@ -71,30 +71,15 @@ void sort_values(const float* xb, int n, value_at* sorted) {
 }
 
 // ggml's iq1_find_best_neighbour2: the neighbour of `entry` with the smallest weighted distance to
-// xval at `scale`, the levels read through xg. When every distance is infinite or NaN, ggml scans
+// xval at `scale`, the levels read through xg (the list searched by `search`: scalar_iq1_neighbour
+// or its AVX2 lanes). When every distance is infinite or NaN, ggml scans
 // the whole grid, but (a slip in its code) measures grid point i against xval[i], reading up to
 // 2047 values past xval: we do the same while those values are in the row (`available` of them
 // from xval on) and fail otherwise, as we fail where ggml then asserts. -1: fail.
-int best_neighbour2(const iq_lattice& lat, std::int32_t entry, const float* xval, const float* weight, float scale,
-                    const float* xg, std::int64_t available, std::int8_t* L) {
-    const std::uint16_t* list = lat.neighbours_of(entry);
-    const int count = list[0];
-    float best_score = FLT_MAX;
-    int best = -1;
-    for (int j = 1; j <= count; ++j) {
-        const std::int8_t* pg = lat.point(list[j]);
-        float d2 = 0;
-        for (int i = 0; i < 8; ++i) {
-            const float q = xg[(pg[i] - 1) / 2];
-            const float w = weight[i];
-            const float diff = scale * q - xval[i];
-            d2 += w * diff * diff;
-        }
-        if (d2 < best_score) {
-            best_score = d2;
-            best = list[j];
-        }
-    }
+int best_neighbour2(const iq_lattice& lat, iq1_neighbour_fn search, std::int32_t entry, const float* xval,
+                    const float* weight, float scale, const float* xg, std::int64_t available, std::int8_t* L) {
+    int best = search(lat.neighbours_of(entry), lat.packed.data(), xval, weight, scale, xg);
+    float best_score = FLT_MAX;  // no candidate of the list was below it when best < 0
     if (best < 0) {
         if (available < lat.grid_size) return -1;  // ggml would read past the row
         for (int i = 0; i < lat.grid_size; ++i) {
@@ -130,6 +115,11 @@ iq1_split_fn split_search(iq1_split_fn lanes, iq1_split_fn scalar) noexcept {
     return active_isa() == isa::avx2 && lanes != nullptr ? lanes : scalar;
 }
 
+iq1_neighbour_fn neighbour_search() noexcept {
+    const iq1_neighbour_fn lanes = avx2_iq1_neighbour();
+    return active_isa() == isa::avx2 && lanes != nullptr ? lanes : scalar_iq1_neighbour;
+}
+
 float sum_of_squares(const float* x) {
     float s = 0;
     for (int i = 0; i < qk; ++i) s += x[i] * x[i];
@@ -142,6 +132,7 @@ bool iq1_s_row(const float* x, std::uint8_t* y, std::int64_t n, const float* imp
     if (importance == nullptr) return false;  // ggml: GGML_ASSERT(quant_weights)
     const iq_lattice& lat = iq1s_lattice();
     const iq1_split_fn search = split_search(avx2_iq1s_split(), scalar_iq1s_split);
+    const iq1_neighbour_fn neighbours = neighbour_search();
     constexpr int bs = 32;
     for (std::int64_t ibl = 0; ibl < n / qk; ++ibl, y += 50) {
         std::memset(y, 0, 50);
@@ -200,7 +191,7 @@ bool iq1_s_row(const float* x, std::uint8_t* y, std::int64_t n, const float* imp
                 if (entry < 0) {
                     all_on_grid = false;
                     const std::int64_t available = n - (qk * ibl + bs * ib + 8 * k);
-                    entry = best_neighbour2(lat, entry, xb + 8 * k, weight + 8 * k, scale, xx, available, L + 8 * k);
+                    entry = best_neighbour2(lat, neighbours, entry, xb + 8 * k, weight + 8 * k, scale, xx, available, L + 8 * k);
                     if (entry < 0) return false;
                 }
                 index[k] = entry;
@@ -263,6 +254,7 @@ void iq1m_weights(const float* xb, const float* qw, float sigma2, float* weight)
 bool iq1_m_row(const float* x, std::uint8_t* y, std::int64_t n, const float* importance) {
     const iq_lattice& lat = iq1s_lattice();
     const iq1_split_fn search = split_search(avx2_iq1m_split(), scalar_iq1m_split);
+    const iq1_neighbour_fn neighbours = neighbour_search();
     constexpr int bs = 16;
     constexpr std::uint8_t masks[4] = {0x00, 0x80, 0x08, 0x88};
     for (std::int64_t ibl = 0; ibl < n / qk; ++ibl, y += 56) {
@@ -326,7 +318,7 @@ bool iq1_m_row(const float* x, std::uint8_t* y, std::int64_t n, const float* imp
                 if (entry < 0) {
                     all_on_grid = false;
                     const std::int64_t available = n - (qk * ibl + bs * ib + 8 * k);
-                    entry = best_neighbour2(lat, entry, xb + 8 * k, weight + 8 * k, scale, xx, available, L + 8 * k);
+                    entry = best_neighbour2(lat, neighbours, entry, xb + 8 * k, weight + 8 * k, scale, xx, available, L + 8 * k);
                     if (entry < 0) return false;
                 }
                 index[k] = entry;
@@ -399,6 +391,30 @@ std::int64_t rows(const float* src, std::uint8_t* dst, std::int64_t n_rows, std:
 }
 
 }  // namespace
+
+// ggml's loop over the neighbour list in iq1_find_best_neighbour2 (the coordinates read from the
+// packed points: the same values as lat.point's), a strict `<` keeping the first of equal distances.
+int scalar_iq1_neighbour(const std::uint16_t* list, const std::uint32_t* packed, const float* xval, const float* weight,
+                         float scale, const float* levels) {
+    const int count = list[0];
+    float best_score = FLT_MAX;
+    int best = -1;
+    for (int j = 1; j <= count; ++j) {
+        const std::uint32_t p = packed[list[j]];
+        float d2 = 0;
+        for (int i = 0; i < 8; ++i) {
+            const float q = levels[(static_cast<int>((p >> (4 * i)) & 15u) - 1) / 2];
+            const float w = weight[i];
+            const float diff = scale * q - xval[i];
+            d2 += w * diff * diff;
+        }
+        if (d2 < best_score) {
+            best_score = d2;
+            best = list[j];
+        }
+    }
+    return best;
+}
 
 // ggml's loop over the cut points of a group of 32 (quantize_row_iq1_s_impl), each candidate's sums
 // re-summed from the prefix sums in its order.

@@ -56,6 +56,15 @@ using neighbour_search_fn = int (*)(const std::uint16_t* list, const std::uint32
 /// The AVX2 version for points of `dim` (4 or 8) coordinates (avx2_iq_search.cpp: 8 candidates in
 /// lanes), nullptr for another dim or when this build has none.
 neighbour_search_fn avx2_best_neighbour(int dim) noexcept;
+/// ggml's iq1_find_best_neighbour2 over the neighbour list of an off-grid point (iq1_s / iq1_m: 8
+/// coordinates 2l + 1 standing for levels[l], l < 3): as neighbour_search_fn with q_i = levels[l_i].
+/// -1 when no distance is below FLT_MAX (the caller then runs ggml's scan of the whole grid).
+using iq1_neighbour_fn = int (*)(const std::uint16_t* list, const std::uint32_t* packed, const float* xval,
+                                 const float* weight, float scale, const float* levels);
+/// The scalar version (quantize_iq1.cpp) and the AVX2 one (avx2_iq_search.cpp), nullptr without.
+int scalar_iq1_neighbour(const std::uint16_t* list, const std::uint32_t* packed, const float* xval, const float* weight,
+                         float scale, const float* levels);
+iq1_neighbour_fn avx2_iq1_neighbour() noexcept;
 /// The codebook types' rounding of n values (a multiple of 8) to lattice coordinates:
 /// L[i] = clamp(nearest_int(0.5f * (id * x[i] - 1)), 0, lmax) with ggml's nearest_int.
 using lattice_round_fn = void (*)(const float* x, int n, float id, int lmax, std::int8_t* L);

@@ -488,4 +488,46 @@ TEST(QuantizeLanes, Iq1SplitSearchesInLanesAreTheScalarSearches) {
     EXPECT_GT(ties, 1000);
 }
 
+// iq1_s / iq1_m's neighbour search (iq1_find_best_neighbour2's list): every off-grid key of the iq1
+// lattice with both level sets, random values, weights and scales (non-finite, zero and negative
+// ones too), and points on the lattice with equal weights (many equal distances: the first wins).
+TEST(QuantizeLanes, Iq1NeighbourSearchInLanesIsTheScalarSearch) {
+    const detail::iq1_neighbour_fn lanes = detail::avx2_iq1_neighbour();
+    if (!quant::isa_supported(quant::isa::avx2) || lanes == nullptr) GTEST_SKIP() << "no AVX2 in this CPU or build";
+    const detail::iq_lattice& lat = detail::iq1s_lattice();
+    constexpr float up[3] = {-1 + 0.125f, 0.125f, 1 + 0.125f};
+    constexpr float down[3] = {-1 - 0.125f, -0.125f, 1 - 0.125f};
+    std::mt19937 rng(1212u);
+    std::uniform_real_distribution<float> u(0.f, 1.f);
+    long compared = 0, ties = 0;
+    for (std::size_t key = 0; key < lat.map.size(); ++key) {
+        const std::int32_t entry = lat.map[key];
+        if (entry >= 0) continue;
+        const std::uint16_t* list = lat.neighbours_of(entry);
+        for (const float* levels : {up, down}) {
+            float x[8], w[8];
+            iq_lanes::values(8, rng, x);
+            iq_lanes::weights(8, rng, x, w);
+            float scale = 0.05f + u(rng) * 3.f;
+            if (rng() % 50 == 0) scale = (rng() % 2) ? iq_lanes::nan : iq_lanes::inf;
+            if (rng() % 50 == 0) scale = (rng() % 2) ? 0.f : -scale;
+            ASSERT_EQ(detail::scalar_iq1_neighbour(list, lat.packed.data(), x, w, scale, levels),
+                      lanes(list, lat.packed.data(), x, w, scale, levels)) << "key " << key;
+            ++compared;
+            if (key % 4 == 0) {  // the point itself at scale 1, equal weights: ties among its neighbours
+                for (int i = 0; i < 8; ++i) {
+                    const std::size_t l = (key >> (2 * i)) & 3u;  // 3 is no level: the top one instead
+                    x[i] = levels[l < 3 ? l : 2];
+                    w[i] = 1.f;
+                }
+                ASSERT_EQ(detail::scalar_iq1_neighbour(list, lat.packed.data(), x, w, 1.f, levels),
+                          lanes(list, lat.packed.data(), x, w, 1.f, levels)) << "key " << key << " (ties)";
+                ++ties;
+            }
+        }
+    }
+    EXPECT_GT(compared, 10000);
+    EXPECT_GT(ties, 1000);
+}
+
 }  // namespace
