@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cfloat>
 #include <cstddef>
 
 #include "grids.hpp"
@@ -40,11 +41,13 @@ iq_lattice build(const lattice_spec& spec, int grid_size, const auto& coordinate
     // Coordinates by column (column k holds coordinate k of every grid point), so that the
     // distance loop below runs over contiguous arrays.
     std::vector<std::int16_t> columns(at(grid_size * spec.dim));
+    t.packed.assign(at(grid_size), 0);
     for (int g = 0; g < grid_size; ++g) {
         int key = 0;
         for (int k = 0; k < spec.dim; ++k) {
             const int l = coordinate_index(g, k);
             t.points[at(g * spec.dim + k)] = static_cast<std::int8_t>(2 * l + 1);
+            t.packed[at(g)] |= static_cast<std::uint32_t>(2 * l + 1) << (4 * k);
             columns[at(k * grid_size + g)] = static_cast<std::int16_t>(2 * l + 1);
             key |= l << (spec.bits * k);
         }
@@ -81,6 +84,7 @@ iq_lattice build(const lattice_spec& spec, int grid_size, const auto& coordinate
         }
         t.neighbours[offset] = static_cast<std::uint16_t>(t.neighbours.size() - offset - 1);
     }
+    t.neighbours.insert(t.neighbours.end(), 16, std::uint16_t{0});  // the padding of iq_lattice::neighbours
     return t;
 }
 
@@ -141,6 +145,39 @@ const iq_lattice& iq3s_lattice() {
     static const iq_lattice t =
         build(iq3_spec(3), 512, [](int g, int k) { return (byte_of(iq3s_grid[g], k) - 1) / 2; });
     return t;
+}
+
+namespace {
+
+// The candidates in list order, each distance summed over the coordinates in order; a strict `<`
+// keeps the first of equal distances. A NaN or infinite distance never wins.
+template <int Dim>
+int best_of(const std::uint16_t* list, const std::uint32_t* packed, const float* xval, const float* weight,
+            float scale) {
+    const int count = list[0];
+    float best_d2 = FLT_MAX;
+    int best = -1;
+    for (int j = 1; j <= count; ++j) {
+        const std::uint32_t p = packed[list[j]];
+        float d2 = 0;
+        for (int i = 0; i < Dim; ++i) {
+            const auto q = static_cast<float>((p >> (4 * i)) & 15u);
+            const float diff = scale * q - xval[i];
+            d2 += weight[i] * diff * diff;
+        }
+        if (d2 < best_d2) {
+            best_d2 = d2;
+            best = list[j];
+        }
+    }
+    return best;
+}
+
+}  // namespace
+
+int scalar_best_neighbour(int dim, const std::uint16_t* list, const std::uint32_t* packed, const float* xval,
+                          const float* weight, float scale) {
+    return dim == 8 ? best_of<8>(list, packed, xval, weight, scale) : best_of<4>(list, packed, xval, weight, scale);
 }
 
 bool prepare_lattice(gguf::tensor_type type) noexcept {

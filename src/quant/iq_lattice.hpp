@@ -28,7 +28,12 @@ struct iq_lattice {
     /// neighbours[offset] is the count n of its nearest grid points and the n entries after it
     /// their indices.
     std::vector<std::int32_t> map;
+    /// Followed by 16 zero entries, so that a search reading 16 indices at a time past the end of
+    /// the last list stays inside the vector (the extra lanes are masked; index 0 is a valid point).
     std::vector<std::uint16_t> neighbours;
+    /// grid_size words: coordinate k of grid point g (2l + 1 < 16) in bits 4k..4k+3 of [g], so that
+    /// the AVX2 neighbour search gets a point's coordinates from one 32-bit gather.
+    std::vector<std::uint32_t> packed;
 
     [[nodiscard]] const std::int8_t* point(int g) const noexcept { return points.data() + g * dim; }
     /// The neighbour list (count first) of an off-grid key's map entry.
@@ -45,6 +50,11 @@ const iq_lattice& iq2s_lattice();
 const iq_lattice& iq1s_lattice();
 const iq_lattice& iq3xxs_lattice();
 const iq_lattice& iq3s_lattice();
+
+/// ggml's iq2_find_best_neighbour / iq3_find_best_neighbour in scalar code, candidate by candidate
+/// (see neighbour_search_fn in quantize_kernels.hpp), for points of `dim` (4 or 8) coordinates.
+int scalar_best_neighbour(int dim, const std::uint16_t* list, const std::uint32_t* packed, const float* xval,
+                          const float* weight, float scale);
 
 /// Build the lattice `type`'s quantizer uses (nothing for a type without one), on the calling thread.
 /// The tables are built once, on first use, and allocate; the row quantizers are noexcept and run on

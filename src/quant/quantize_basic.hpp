@@ -199,6 +199,10 @@ float fit_with_min(int n, int nmax, const float* x, const float* weights, std::u
 /// ggml's make_q3_quants with do_rmse (quantize_k.cpp; q3_K without importance weights): levels
 /// [-nmax, nmax-1] weighted by x^2, refined one value at a time. Writes L[i] = level + nmax.
 float fit_q3(int n, int nmax, const float* x, std::int8_t* L);
+/// iq4_nl / iq4_xs's searches in scalar code (quantize_legacy.cpp; see iq4_trial_sums_fn and
+/// iq4_levels_fn in quantize_kernels.hpp): ggml's loops, try by try and value by value.
+void iq4_trial_sums(const float* x, const float* w, const float* ids, float* sumqx, float* sumq2);
+void iq4_levels(const float* x, int n, float id, std::uint8_t* L);
 
 // The two files of the family (quantize_basic.cpp picks from them).
 row_quantizer legacy_quantizer(gguf::tensor_type type) noexcept;  // quantize_legacy.cpp

@@ -19,6 +19,7 @@
 #include <cstring>
 
 #include "iq_arith.hpp"
+#include "minfer/quant/isa.hpp"
 #include "iq_lattice.hpp"
 #include "quantize_basic.hpp"
 #include "quantize_iq1.hpp"
@@ -31,27 +32,26 @@ using namespace iq;
 
 // ggml's iq2_find_best_neighbour / iq3_find_best_neighbour: the neighbour of `entry` closest to
 // xval / scale in the weighted distance, the first one on ties; its coordinates' indices go to L.
-// -1 when no distance is below FLT_MAX (all infinite or NaN): ggml asserts there.
+// -1 when no distance is below FLT_MAX (all infinite or NaN): ggml asserts there. With AVX2 the
+// candidates' distances are computed 8 at a time in lanes (avx2_iq_search.cpp), with the same bits.
+// The searches a row runs, chosen once per row: the AVX2 lanes when that set is active, else nullptr
+// (the scalar functions).
+struct iq_ops {
+    neighbour_search_fn neighbours;
+    lattice_round_fn round;
+};
+
+iq_ops ops_for(int dim) noexcept {
+    if (active_isa() != isa::avx2) return {nullptr, nullptr};
+    return {avx2_best_neighbour(dim), avx2_round_to_lattice()};
+}
+
 template <int Dim>
-int best_neighbour(const iq_lattice& lat, std::int32_t entry, const float* xval, const float* weight, float scale,
-                   std::int8_t* L) {
+int best_neighbour(const iq_lattice& lat, const iq_ops& ops, std::int32_t entry, const float* xval,
+                   const float* weight, float scale, std::int8_t* L) {
     const std::uint16_t* list = lat.neighbours_of(entry);
-    const int count = list[0];
-    float best_d2 = FLT_MAX;
-    int best = -1;
-    for (int j = 1; j <= count; ++j) {
-        const std::int8_t* pg = lat.point(list[j]);
-        float d2 = 0;
-        for (int i = 0; i < Dim; ++i) {
-            const float q = pg[i];
-            const float diff = scale * q - xval[i];
-            d2 += weight[i] * diff * diff;
-        }
-        if (d2 < best_d2) {
-            best_d2 = d2;
-            best = list[j];
-        }
-    }
+    const int best = ops.neighbours != nullptr ? ops.neighbours(list, lat.packed.data(), xval, weight, scale)
+                                               : scalar_best_neighbour(Dim, list, lat.packed.data(), xval, weight, scale);
     if (best < 0) return -1;
     const std::int8_t* pg = lat.point(best);
     for (int i = 0; i < Dim; ++i) L[i] = static_cast<std::int8_t>((pg[i] - 1) / 2);
@@ -71,6 +71,14 @@ std::uint32_t key_of(const std::int8_t* L) {
 template <int Dim>
 void round_to_lattice(const float* xval, float id, int lmax, std::int8_t* L) {
     for (int i = 0; i < Dim; ++i) L[i] = static_cast<std::int8_t>(clamp_i(nearest_int(0.5f * (id * xval[i] - 1)), 0, lmax));
+}
+
+// round_to_lattice on n values (a multiple of 8) at once, in AVX2 lanes when active (the same
+// bits: each value's rounding is on its own). A trial rounds its groups before matching any of them
+// to the grid, which changes nothing: a group's search writes only that group's levels.
+void round_values(const iq_ops& ops, int n, const float* xval, float id, int lmax, std::int8_t* L) {
+    if (ops.round != nullptr) ops.round(xval, n, id, lmax, L);
+    else scalar_round_to_lattice(xval, n, id, lmax, L);
 }
 
 // Σ w·x·q and Σ w·q·q over n values with q = 2L + 1, in ggml's order.
@@ -134,7 +142,7 @@ struct iq3_group {
     std::uint8_t signs[4] = {};
 };
 
-bool iq3_search(const iq_lattice& lat, bool s_variant, const float* xb, const float* weight, iq3_group& out,
+bool iq3_search(const iq_lattice& lat, const iq_ops& ops, bool s_variant, const float* xb, const float* weight, iq3_group& out,
                 bool& skipped) {
     constexpr int kmaxq = 8;
     float waux[32];
@@ -161,11 +169,11 @@ bool iq3_search(const iq_lattice& lat, bool s_variant, const float* xb, const fl
     for (int is = -trials; is <= trials; ++is) {
         const float id = (static_cast<float>(2 * kmaxq - 1) + static_cast<float>(is) * 0.2f) / max;
         const float this_scale = 1 / id;
+        round_values(ops, 32, xval, id, kmaxq - 1, Laux);  // each group's rounding, all at once
         for (int k = 0; k < 8; ++k) {
-            round_to_lattice<4>(xval + 4 * k, id, kmaxq - 1, Laux + 4 * k);
             const std::int32_t entry = lat.map[key_of<4, 3>(Laux + 4 * k)];
             on_grid_aux[k] = entry >= 0;
-            if (entry < 0 && best_neighbour<4>(lat, entry, xval + 4 * k, waux + 4 * k, this_scale, Laux + 4 * k) < 0)
+            if (entry < 0 && best_neighbour<4>(lat, ops, entry, xval + 4 * k, waux + 4 * k, this_scale, Laux + 4 * k) < 0)
                 return false;
         }
         float sumqx, sumq2;
@@ -187,7 +195,7 @@ bool iq3_search(const iq_lattice& lat, bool s_variant, const float* xb, const fl
             round_to_lattice<4>(xval + 4 * k, id, kmaxq - 1, Lk);
             std::int32_t entry = lat.map[key_of<4, 3>(Lk)];
             if (entry < 0) {
-                entry = best_neighbour<4>(lat, entry, xval + 4 * k, waux + 4 * k, scale, L + 4 * k);
+                entry = best_neighbour<4>(lat, ops, entry, xval + 4 * k, waux + 4 * k, scale, L + 4 * k);
                 if (entry < 0) return false;
             }
             const std::int8_t* pg = lat.point(entry);
@@ -223,6 +231,7 @@ void iq_weights(int n, const float* xb, const float* qw, float sigma2, float* we
 // block_iq3_xxs (98 bytes): d f16, 64 grid indices, 8 u32 of 4x7 sign bits and a 4-bit scale.
 bool iq3_xxs_row(const float* x, std::uint8_t* y, std::int64_t n, const float* importance) {
     const iq_lattice& lat = iq3xxs_lattice();
+    const iq_ops ops = ops_for(lat.dim);
     for (std::int64_t ibl = 0; ibl < n / qk; ++ibl, y += 98) {
         const float* xbl = x + qk * ibl;
         const float sigma2 = 2 * sum_of_squares(xbl) / qk;
@@ -236,7 +245,7 @@ bool iq3_xxs_row(const float* x, std::uint8_t* y, std::int64_t n, const float* i
             iq_weights(32, xb, importance ? importance + qk * ibl + 32 * ib : nullptr, sigma2, weight);
             iq3_group g;
             bool skipped = false;
-            if (!iq3_search(lat, false, xb, weight, g, skipped)) return false;
+            if (!iq3_search(lat, ops, false, xb, weight, g, skipped)) return false;
             if (skipped) {
                 scales[ib] = 0;
                 continue;
@@ -266,6 +275,7 @@ bool iq3_xxs_row(const float* x, std::uint8_t* y, std::int64_t n, const float* i
 // signs[32], scales[4] (4 bits per group).
 bool iq3_s_row(const float* x, std::uint8_t* y, std::int64_t n, const float* importance) {
     const iq_lattice& lat = iq3s_lattice();
+    const iq_ops ops = ops_for(lat.dim);
     for (std::int64_t ibl = 0; ibl < n / qk; ++ibl, y += 110) {
         std::memset(y, 0, 110);
         std::uint8_t* qs = y + 2;
@@ -285,7 +295,7 @@ bool iq3_s_row(const float* x, std::uint8_t* y, std::int64_t n, const float* imp
             iq_weights(32, xb, importance ? importance + qk * ibl + 32 * ib : nullptr, sigma2, weight);
             iq3_group g;
             bool skipped = false;
-            if (!iq3_search(lat, true, xb, weight, g, skipped)) return false;
+            if (!iq3_search(lat, ops, true, xb, weight, g, skipped)) return false;
             if (skipped) {
                 scales[ib] = 0;
                 continue;
@@ -321,6 +331,7 @@ bool iq3_s_row(const float* x, std::uint8_t* y, std::int64_t n, const float* imp
 bool iq2_xxs_row(const float* x, std::uint8_t* y, std::int64_t n, const float* importance) {
     if (importance == nullptr) return false;  // ggml: GGML_ASSERT(quant_weights)
     const iq_lattice& lat = iq2xxs_lattice();
+    const iq_ops ops = ops_for(lat.dim);
     constexpr int kmaxq = 3;
     for (std::int64_t ibl = 0; ibl < n / qk; ++ibl, y += 66) {
         const float* xbl = x + qk * ibl;
@@ -357,10 +368,10 @@ bool iq2_xxs_row(const float* x, std::uint8_t* y, std::int64_t n, const float* i
             for (int is = -6; is <= 6; ++is) {
                 const float id = (static_cast<float>(2 * kmaxq - 1) + static_cast<float>(is) * 0.1f) / eff_max;
                 const float this_scale = 1 / id;
+                round_values(ops, 32, xval, id, kmaxq - 1, Laux);
                 for (int k = 0; k < 4; ++k) {
-                    round_to_lattice<8>(xval + 8 * k, id, kmaxq - 1, Laux + 8 * k);
                     const std::int32_t entry = lat.map[key_of<8, 2>(Laux + 8 * k)];
-                    if (entry < 0 && best_neighbour<8>(lat, entry, xval + 8 * k, waux + 8 * k, this_scale, Laux + 8 * k) < 0)
+                    if (entry < 0 && best_neighbour<8>(lat, ops, entry, xval + 8 * k, waux + 8 * k, this_scale, Laux + 8 * k) < 0)
                         return false;
                 }
                 float sumqx, sumq2;
@@ -378,7 +389,7 @@ bool iq2_xxs_row(const float* x, std::uint8_t* y, std::int64_t n, const float* i
                     round_to_lattice<8>(xval + 8 * k, id, kmaxq - 1, Lk);
                     std::int32_t entry = lat.map[key_of<8, 2>(Lk)];
                     if (entry < 0) {
-                        entry = best_neighbour<8>(lat, entry, xval + 8 * k, waux + 8 * k, scale, L + 8 * k);
+                        entry = best_neighbour<8>(lat, ops, entry, xval + 8 * k, waux + 8 * k, scale, L + 8 * k);
                         if (entry < 0) return false;
                     }
                     const std::int8_t* pg = lat.point(entry);
@@ -424,7 +435,7 @@ struct iq2_group {
     std::uint8_t signs[2] = {};
 };
 
-bool iq2_pair_search(const iq_lattice& lat, bool s_variant, const float* xb, const float* weight, iq2_group& out,
+bool iq2_pair_search(const iq_lattice& lat, const iq_ops& ops, bool s_variant, const float* xb, const float* weight, iq2_group& out,
                      bool& skipped) {
     constexpr int kmaxq = 3;
     float waux[16];
@@ -448,11 +459,11 @@ bool iq2_pair_search(const iq_lattice& lat, bool s_variant, const float* xb, con
     for (int is = -9; is <= 9; ++is) {
         const float id = (static_cast<float>(2 * kmaxq - 1) + static_cast<float>(is) * 0.1f) / max;
         const float this_scale = 1 / id;
+        round_values(ops, 16, xval, id, kmaxq - 1, Laux);
         for (int k = 0; k < 2; ++k) {
-            round_to_lattice<8>(xval + 8 * k, id, kmaxq - 1, Laux + 8 * k);
             const std::int32_t entry = lat.map[key_of<8, 2>(Laux + 8 * k)];
             on_grid_aux[k] = entry >= 0;
-            if (entry < 0 && best_neighbour<8>(lat, entry, xval + 8 * k, waux + 8 * k, this_scale, Laux + 8 * k) < 0)
+            if (entry < 0 && best_neighbour<8>(lat, ops, entry, xval + 8 * k, waux + 8 * k, this_scale, Laux + 8 * k) < 0)
                 return false;
         }
         float sumqx, sumq2;
@@ -471,7 +482,7 @@ bool iq2_pair_search(const iq_lattice& lat, bool s_variant, const float* xb, con
             if (on_grid[k]) continue;
             round_to_lattice<8>(xval + 8 * k, id, kmaxq - 1, L + 8 * k);
             const std::int32_t entry = lat.map[key_of<8, 2>(L + 8 * k)];
-            if (entry < 0 && best_neighbour<8>(lat, entry, xval + 8 * k, waux + 8 * k, scale, L + 8 * k) < 0) return false;
+            if (entry < 0 && best_neighbour<8>(lat, ops, entry, xval + 8 * k, waux + 8 * k, scale, L + 8 * k) < 0) return false;
         }
         float sumqx, sumq2;
         weighted_sums(16, weight, xval, L, sumqx, sumq2);
@@ -495,6 +506,7 @@ bool iq2_pair_search(const iq_lattice& lat, bool s_variant, const float* xb, con
 bool iq2_xs_row(const float* x, std::uint8_t* y, std::int64_t n, const float* importance) {
     if (importance == nullptr) return false;  // ggml: GGML_ASSERT(quant_weights)
     const iq_lattice& lat = iq2xs_lattice();
+    const iq_ops ops = ops_for(lat.dim);
     for (std::int64_t ibl = 0; ibl < n / qk; ++ibl, y += 74) {
         const float* xbl = x + qk * ibl;
         const float sigma2 = sum_of_squares(xbl) / qk;
@@ -508,7 +520,7 @@ bool iq2_xs_row(const float* x, std::uint8_t* y, std::int64_t n, const float* im
             for (int i = 0; i < 16; ++i) weight[i] = qw[i] * std::sqrt(sigma2 + xb[i] * xb[i]);
             iq2_group g;
             bool skipped = false;
-            if (!iq2_pair_search(lat, false, xb, weight, g, skipped)) return false;
+            if (!iq2_pair_search(lat, ops, false, xb, weight, g, skipped)) return false;
             if (skipped) {
                 scales[ib] = 0;
                 continue;
@@ -535,6 +547,7 @@ bool iq2_xs_row(const float* x, std::uint8_t* y, std::int64_t n, const float* im
 // qh[8] (2 high bits per index), scales[8].
 bool iq2_s_row(const float* x, std::uint8_t* y, std::int64_t n, const float* importance) {
     const iq_lattice& lat = iq2s_lattice();
+    const iq_ops ops = ops_for(lat.dim);
     for (std::int64_t ibl = 0; ibl < n / qk; ++ibl, y += 82) {
         std::memset(y, 0, 82);
         const float* xbl = x + qk * ibl;
@@ -552,7 +565,7 @@ bool iq2_s_row(const float* x, std::uint8_t* y, std::int64_t n, const float* imp
             }
             iq2_group g;
             bool skipped = false;
-            if (!iq2_pair_search(lat, true, xb, weight, g, skipped)) return false;
+            if (!iq2_pair_search(lat, ops, true, xb, weight, g, skipped)) return false;
             if (skipped) {
                 scales[ib] = 0;
                 continue;
@@ -588,6 +601,10 @@ std::int64_t rows(const float* src, std::uint8_t* dst, std::int64_t n_rows, std:
 }
 
 }  // namespace
+
+void scalar_round_to_lattice(const float* x, int n, float id, int lmax, std::int8_t* L) {
+    for (int i = 0; i < n; ++i) L[i] = static_cast<std::int8_t>(clamp_i(nearest_int(0.5f * (id * x[i] - 1)), 0, lmax));
+}
 
 row_quantizer iq_quantizer(gguf::tensor_type type) noexcept {
     using gguf::tensor_type;

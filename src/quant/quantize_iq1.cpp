@@ -1,7 +1,7 @@
 // iq1_s and iq1_m: ggml's quantize_iq1_s / quantize_iq1_m (ggml-quants.c), byte for byte. See
 // quantize_iq.cpp for the conventions (ggml's arithmetic in its order, its tie-breaking, a row
 // fails where ggml asserts). iq1_m's split search follows the library we are judged against, not
-// the published source: see iq1m_search.
+// the published source: see scalar_iq1m_split.
 //
 // With only three levels (-1, 0, 1, shifted by ±delta), a group's best split of its values into the
 // three levels is found exhaustively: sort the values, try every pair of cut points, keep the best
@@ -15,6 +15,7 @@
 
 #include "iq_arith.hpp"
 #include "iq_lattice.hpp"
+#include "minfer/quant/isa.hpp"
 #include "quantize_iq1.hpp"
 
 namespace minfer::quant::detail {
@@ -70,30 +71,15 @@ void sort_values(const float* xb, int n, value_at* sorted) {
 }
 
 // ggml's iq1_find_best_neighbour2: the neighbour of `entry` with the smallest weighted distance to
-// xval at `scale`, the levels read through xg. When every distance is infinite or NaN, ggml scans
+// xval at `scale`, the levels read through xg (the list searched by `search`: scalar_iq1_neighbour
+// or its AVX2 lanes). When every distance is infinite or NaN, ggml scans
 // the whole grid, but (a slip in its code) measures grid point i against xval[i], reading up to
 // 2047 values past xval: we do the same while those values are in the row (`available` of them
 // from xval on) and fail otherwise, as we fail where ggml then asserts. -1: fail.
-int best_neighbour2(const iq_lattice& lat, std::int32_t entry, const float* xval, const float* weight, float scale,
-                    const float* xg, std::int64_t available, std::int8_t* L) {
-    const std::uint16_t* list = lat.neighbours_of(entry);
-    const int count = list[0];
-    float best_score = FLT_MAX;
-    int best = -1;
-    for (int j = 1; j <= count; ++j) {
-        const std::int8_t* pg = lat.point(list[j]);
-        float d2 = 0;
-        for (int i = 0; i < 8; ++i) {
-            const float q = xg[(pg[i] - 1) / 2];
-            const float w = weight[i];
-            const float diff = scale * q - xval[i];
-            d2 += w * diff * diff;
-        }
-        if (d2 < best_score) {
-            best_score = d2;
-            best = list[j];
-        }
-    }
+int best_neighbour2(const iq_lattice& lat, iq1_neighbour_fn search, std::int32_t entry, const float* xval,
+                    const float* weight, float scale, const float* xg, std::int64_t available, std::int8_t* L) {
+    int best = search(lat.neighbours_of(entry), lat.packed.data(), xval, weight, scale, xg);
+    float best_score = FLT_MAX;  // no candidate of the list was below it when best < 0
     if (best < 0) {
         if (available < lat.grid_size) return -1;  // ggml would read past the row
         for (int i = 0; i < lat.grid_size; ++i) {
@@ -123,6 +109,17 @@ std::uint32_t key8(const std::int8_t* L) {
     return u & 0xffffu;
 }
 
+// The split search a row runs, chosen once per row: the AVX2 lanes when that set is active (the
+// same result, avx2_iq1_search.cpp), else the scalar loop.
+iq1_split_fn split_search(iq1_split_fn lanes, iq1_split_fn scalar) noexcept {
+    return active_isa() == isa::avx2 && lanes != nullptr ? lanes : scalar;
+}
+
+iq1_neighbour_fn neighbour_search() noexcept {
+    const iq1_neighbour_fn lanes = avx2_iq1_neighbour();
+    return active_isa() == isa::avx2 && lanes != nullptr ? lanes : scalar_iq1_neighbour;
+}
+
 float sum_of_squares(const float* x) {
     float s = 0;
     for (int i = 0; i < qk; ++i) s += x[i] * x[i];
@@ -134,6 +131,8 @@ float sum_of_squares(const float* x) {
 bool iq1_s_row(const float* x, std::uint8_t* y, std::int64_t n, const float* importance) {
     if (importance == nullptr) return false;  // ggml: GGML_ASSERT(quant_weights)
     const iq_lattice& lat = iq1s_lattice();
+    const iq1_split_fn search = split_search(avx2_iq1s_split(), scalar_iq1s_split);
+    const iq1_neighbour_fn neighbours = neighbour_search();
     constexpr int bs = 32;
     for (std::int64_t ibl = 0; ibl < n / qk; ++ibl, y += 50) {
         std::memset(y, 0, 50);
@@ -165,33 +164,11 @@ bool iq1_s_row(const float* x, std::uint8_t* y, std::int64_t n, const float* imp
                 sumx[j + 1] = sumx[j] + weight[i] * xb[i];
                 sumw[j + 1] = sumw[j] + weight[i];
             }
-            float best_score = -FLT_MAX;
-            float scale = max;
-            int besti1 = -1, besti2 = -1, best_shift = 0;
-            for (int i1 = 0; i1 <= bs; ++i1) {
-                for (int i2 = i1; i2 <= bs; ++i2) {
-                    float sumqx = (sumx[i1] - sumx[0]) * x_p[0] + (sumx[i2] - sumx[i1]) * x_p[1] + (sumx[bs] - sumx[i2]) * x_p[2];
-                    float sumq2 = (sumw[i1] - sumw[0]) * x_p[0] * x_p[0] + (sumw[i2] - sumw[i1]) * x_p[1] * x_p[1] +
-                                  (sumw[bs] - sumw[i2]) * x_p[2] * x_p[2];
-                    if (sumq2 > 0 && sumqx * sumqx > best_score * sumq2) {
-                        scale = sumqx / sumq2;
-                        best_score = scale * sumqx;
-                        besti1 = i1;
-                        besti2 = i2;
-                        best_shift = 1;
-                    }
-                    sumqx = (sumx[i1] - sumx[0]) * x_m[0] + (sumx[i2] - sumx[i1]) * x_m[1] + (sumx[bs] - sumx[i2]) * x_m[2];
-                    sumq2 = (sumw[i1] - sumw[0]) * x_m[0] * x_m[0] + (sumw[i2] - sumw[i1]) * x_m[1] * x_m[1] +
-                            (sumw[bs] - sumw[i2]) * x_m[2] * x_m[2];
-                    if (sumq2 > 0 && sumqx * sumqx > best_score * sumq2) {
-                        scale = sumqx / sumq2;
-                        best_score = scale * sumqx;
-                        besti1 = i1;
-                        besti2 = i2;
-                        best_shift = -1;
-                    }
-                }
-            }
+            iq1_split split;
+            search(sumx, sumw, max, split);
+            float scale = split.scale;
+            const int besti1 = split.i1, besti2 = split.i2;
+            int best_shift = split.shift;
             if (besti1 < 0 || besti2 < 0 || best_shift == 0) {
                 scales[ib] = 0;
                 shifts[ib] = 1;
@@ -214,7 +191,7 @@ bool iq1_s_row(const float* x, std::uint8_t* y, std::int64_t n, const float* imp
                 if (entry < 0) {
                     all_on_grid = false;
                     const std::int64_t available = n - (qk * ibl + bs * ib + 8 * k);
-                    entry = best_neighbour2(lat, entry, xb + 8 * k, weight + 8 * k, scale, xx, available, L + 8 * k);
+                    entry = best_neighbour2(lat, neighbours, entry, xb + 8 * k, weight + 8 * k, scale, xx, available, L + 8 * k);
                     if (entry < 0) return false;
                 }
                 index[k] = entry;
@@ -257,74 +234,6 @@ bool iq1_s_row(const float* x, std::uint8_t* y, std::int64_t n, const float* imp
     return true;
 }
 
-// The iq1_m split search for one group of 16: the four sign combinations of the two halves' shifts
-// (k: bit 1 the first half's, bit 0 the second's, set = shifted down) at once. The published ggml
-// source re-sums all 16 terms for every pair of cut points, but the library we are judged against
-// (read off its machine code) does not: it keeps, for each half, prefix sums of w·x and w over the
-// sorted values (a value of the other half carries the previous sum on), and builds each half's
-// sums in closed form. The three levels of a shift are 1 apart, so with P, Q the prefix sums at the
-// two cut points and X, W the half's totals:
-//   sumqx = X·l2 - (P + Q),   sumq2 = (l1² - l2²)·W(i2) + ((l0² - l1²)·W(i1) + (W·l2)·l2),
-// each level difference squared taken as float, and a combination's sums are the first half's plus
-// the second's. Those roundings, not the published loop's, decide the split, so we compute exactly
-// these operations in this order.
-struct iq1m_split {
-    float scale;
-    int i1 = -1, i2 = -1, k = -1;
-};
-
-void iq1m_search(const float* xb, const float* weight, const value_at* sorted, iq1m_split& best, float max) {
-    constexpr int bs = 16;
-    float sumx[2][bs + 1];
-    float sumw[2][bs + 1];
-    sumx[0][0] = sumx[1][0] = sumw[0][0] = sumw[1][0] = 0;
-    for (int j = 0; j < bs; ++j) {
-        const int i = sorted[j].index;
-        const int h = i < bs / 2 ? 0 : 1;
-        sumx[h][j + 1] = sumx[h][j] + weight[i] * xb[i];
-        sumw[h][j + 1] = sumw[h][j] + weight[i];
-        sumx[1 - h][j + 1] = sumx[1 - h][j];
-        sumw[1 - h][j + 1] = sumw[1 - h][j];
-    }
-    // Per half h and shift s (0 up, 1 down): the terms that do not depend on the cut points.
-    float top_x[2][2], top_w[2][2], d01[2], d12[2];
-    for (int s = 0; s < 2; ++s) {
-        const float* l = s == 0 ? x_p : x_m;
-        d01[s] = l[0] * l[0] - l[1] * l[1];
-        d12[s] = l[1] * l[1] - l[2] * l[2];
-        for (int h = 0; h < 2; ++h) {
-            top_x[h][s] = sumx[h][bs] * l[2];
-            top_w[h][s] = sumw[h][bs] * l[2] * l[2];
-        }
-    }
-    float best_score = -FLT_MAX;
-    best.scale = max;
-    for (int i1 = 0; i1 <= bs; ++i1) {
-        for (int i2 = i1; i2 <= bs; ++i2) {
-            float qx[2][2], q2[2][2];
-            for (int h = 0; h < 2; ++h) {
-                for (int s = 0; s < 2; ++s) {
-                    qx[h][s] = top_x[h][s] - (sumx[h][i1] + sumx[h][i2]);
-                    q2[h][s] = d12[s] * sumw[h][i2] + (d01[s] * sumw[h][i1] + top_w[h][s]);
-                }
-            }
-            for (int k = 0; k < 4; ++k) {
-                const int s0 = k / 2;
-                const int s1 = k % 2;
-                const float sumqx = qx[0][s0] + qx[1][s1];
-                const float sumq2 = q2[0][s0] + q2[1][s1];
-                if (sumq2 > 0 && sumqx * sumqx > best_score * sumq2) {
-                    best.scale = sumqx / sumq2;
-                    best_score = best.scale * sumqx;
-                    best.i1 = i1;
-                    best.i2 = i2;
-                    best.k = k;
-                }
-            }
-        }
-    }
-}
-
 // The levels of half k (0 or 1) of a group with combination `shift`.
 const float* iq1m_levels(int shift, int k) {
     if (k == 0) return shift < 2 ? x_p : x_m;
@@ -344,6 +253,8 @@ void iq1m_weights(const float* xb, const float* qw, float sigma2, float* weight)
 // spread over their top nibbles).
 bool iq1_m_row(const float* x, std::uint8_t* y, std::int64_t n, const float* importance) {
     const iq_lattice& lat = iq1s_lattice();
+    const iq1_split_fn search = split_search(avx2_iq1m_split(), scalar_iq1m_split);
+    const iq1_neighbour_fn neighbours = neighbour_search();
     constexpr int bs = 16;
     constexpr std::uint8_t masks[4] = {0x00, 0x80, 0x08, 0x88};
     for (std::int64_t ibl = 0; ibl < n / qk; ++ibl, y += 56) {
@@ -369,15 +280,27 @@ bool iq1_m_row(const float* x, std::uint8_t* y, std::int64_t n, const float* imp
             }
             value_at sorted[bs];
             sort_values(xb, bs, sorted);
-            iq1m_split split;
-            iq1m_search(xb, weight, sorted, split, max);
-            if (split.i1 < 0 || split.i2 < 0 || split.k < 0) {
+            // Per half, prefix sums of w·x and w over the sorted values (see scalar_iq1m_split).
+            float sumx[2][bs + 1];
+            float sumw[2][bs + 1];
+            sumx[0][0] = sumx[1][0] = sumw[0][0] = sumw[1][0] = 0;
+            for (int j = 0; j < bs; ++j) {
+                const int i = sorted[j].index;
+                const int h = i < bs / 2 ? 0 : 1;
+                sumx[h][j + 1] = sumx[h][j] + weight[i] * xb[i];
+                sumw[h][j + 1] = sumw[h][j] + weight[i];
+                sumx[1 - h][j + 1] = sumx[1 - h][j];
+                sumw[1 - h][j + 1] = sumw[1 - h][j];
+            }
+            iq1_split split;
+            search(&sumx[0][0], &sumw[0][0], max, split);
+            if (split.i1 < 0 || split.i2 < 0 || split.shift < 0) {
                 scales[ib] = 0;
                 shifts[ib] = 0;
                 continue;
             }
             float scale = split.scale;
-            int best_k = split.k;
+            int best_k = split.shift;
             std::int8_t L[bs];
             for (int j = 0; j < split.i1; ++j) L[sorted[j].index] = 0;
             for (int j = split.i1; j < split.i2; ++j) L[sorted[j].index] = 1;
@@ -395,7 +318,7 @@ bool iq1_m_row(const float* x, std::uint8_t* y, std::int64_t n, const float* imp
                 if (entry < 0) {
                     all_on_grid = false;
                     const std::int64_t available = n - (qk * ibl + bs * ib + 8 * k);
-                    entry = best_neighbour2(lat, entry, xb + 8 * k, weight + 8 * k, scale, xx, available, L + 8 * k);
+                    entry = best_neighbour2(lat, neighbours, entry, xb + 8 * k, weight + 8 * k, scale, xx, available, L + 8 * k);
                     if (entry < 0) return false;
                 }
                 index[k] = entry;
@@ -468,6 +391,118 @@ std::int64_t rows(const float* src, std::uint8_t* dst, std::int64_t n_rows, std:
 }
 
 }  // namespace
+
+// ggml's loop over the neighbour list in iq1_find_best_neighbour2 (the coordinates read from the
+// packed points: the same values as lat.point's), a strict `<` keeping the first of equal distances.
+int scalar_iq1_neighbour(const std::uint16_t* list, const std::uint32_t* packed, const float* xval, const float* weight,
+                         float scale, const float* levels) {
+    const int count = list[0];
+    float best_score = FLT_MAX;
+    int best = -1;
+    for (int j = 1; j <= count; ++j) {
+        const std::uint32_t p = packed[list[j]];
+        float d2 = 0;
+        for (int i = 0; i < 8; ++i) {
+            const float q = levels[(static_cast<int>((p >> (4 * i)) & 15u) - 1) / 2];
+            const float w = weight[i];
+            const float diff = scale * q - xval[i];
+            d2 += w * diff * diff;
+        }
+        if (d2 < best_score) {
+            best_score = d2;
+            best = list[j];
+        }
+    }
+    return best;
+}
+
+// ggml's loop over the cut points of a group of 32 (quantize_row_iq1_s_impl), each candidate's sums
+// re-summed from the prefix sums in its order.
+void scalar_iq1s_split(const float* sumx, const float* sumw, float max, iq1_split& best) {
+    constexpr int bs = 32;
+    float best_score = -FLT_MAX;
+    best = iq1_split{};
+    best.scale = max;
+    for (int i1 = 0; i1 <= bs; ++i1) {
+        for (int i2 = i1; i2 <= bs; ++i2) {
+            float sumqx = (sumx[i1] - sumx[0]) * x_p[0] + (sumx[i2] - sumx[i1]) * x_p[1] + (sumx[bs] - sumx[i2]) * x_p[2];
+            float sumq2 = (sumw[i1] - sumw[0]) * x_p[0] * x_p[0] + (sumw[i2] - sumw[i1]) * x_p[1] * x_p[1] +
+                          (sumw[bs] - sumw[i2]) * x_p[2] * x_p[2];
+            if (sumq2 > 0 && sumqx * sumqx > best_score * sumq2) {
+                best.scale = sumqx / sumq2;
+                best_score = best.scale * sumqx;
+                best.i1 = i1;
+                best.i2 = i2;
+                best.shift = 1;
+            }
+            sumqx = (sumx[i1] - sumx[0]) * x_m[0] + (sumx[i2] - sumx[i1]) * x_m[1] + (sumx[bs] - sumx[i2]) * x_m[2];
+            sumq2 = (sumw[i1] - sumw[0]) * x_m[0] * x_m[0] + (sumw[i2] - sumw[i1]) * x_m[1] * x_m[1] +
+                    (sumw[bs] - sumw[i2]) * x_m[2] * x_m[2];
+            if (sumq2 > 0 && sumqx * sumqx > best_score * sumq2) {
+                best.scale = sumqx / sumq2;
+                best_score = best.scale * sumqx;
+                best.i1 = i1;
+                best.i2 = i2;
+                best.shift = -1;
+            }
+        }
+    }
+}
+
+// The iq1_m split search for one group of 16 (its prefix sums made by iq1_m_row): the four sign combinations of the two halves' shifts
+// (k: bit 1 the first half's, bit 0 the second's, set = shifted down) at once. The published ggml
+// source re-sums all 16 terms for every pair of cut points, but the library we are judged against
+// (read off its machine code) does not: it keeps, for each half, prefix sums of w·x and w over the
+// sorted values (a value of the other half carries the previous sum on), and builds each half's
+// sums in closed form. The three levels of a shift are 1 apart, so with P, Q the prefix sums at the
+// two cut points and X, W the half's totals:
+//   sumqx = X·l2 - (P + Q),   sumq2 = (l1² - l2²)·W(i2) + ((l0² - l1²)·W(i1) + (W·l2)·l2),
+// each level difference squared taken as float, and a combination's sums are the first half's plus
+// the second's. Those roundings, not the published loop's, decide the split, so we compute exactly
+// these operations in this order.
+void scalar_iq1m_split(const float* sumx_flat, const float* sumw_flat, float max, iq1_split& best) {
+    constexpr int bs = 16;
+    const float* sumx[2] = {sumx_flat, sumx_flat + bs + 1};
+    const float* sumw[2] = {sumw_flat, sumw_flat + bs + 1};
+    // Per half h and shift s (0 up, 1 down): the terms that do not depend on the cut points.
+    float top_x[2][2], top_w[2][2], d01[2], d12[2];
+    for (int s = 0; s < 2; ++s) {
+        const float* l = s == 0 ? x_p : x_m;
+        d01[s] = l[0] * l[0] - l[1] * l[1];
+        d12[s] = l[1] * l[1] - l[2] * l[2];
+        for (int h = 0; h < 2; ++h) {
+            top_x[h][s] = sumx[h][bs] * l[2];
+            top_w[h][s] = sumw[h][bs] * l[2] * l[2];
+        }
+    }
+    float best_score = -FLT_MAX;
+    best = iq1_split{};
+    best.scale = max;
+    for (int i1 = 0; i1 <= bs; ++i1) {
+        for (int i2 = i1; i2 <= bs; ++i2) {
+            float qx[2][2], q2[2][2];
+            for (int h = 0; h < 2; ++h) {
+                for (int s = 0; s < 2; ++s) {
+                    qx[h][s] = top_x[h][s] - (sumx[h][i1] + sumx[h][i2]);
+                    q2[h][s] = d12[s] * sumw[h][i2] + (d01[s] * sumw[h][i1] + top_w[h][s]);
+                }
+            }
+            for (int k = 0; k < 4; ++k) {
+                const int s0 = k / 2;
+                const int s1 = k % 2;
+                const float sumqx = qx[0][s0] + qx[1][s1];
+                const float sumq2 = q2[0][s0] + q2[1][s1];
+                if (sumq2 > 0 && sumqx * sumqx > best_score * sumq2) {
+                    best.scale = sumqx / sumq2;
+                    best_score = best.scale * sumqx;
+                    best.i1 = i1;
+                    best.i2 = i2;
+                    best.shift = k;
+                }
+            }
+        }
+    }
+}
 
 row_quantizer iq1_s_quantizer() noexcept { return rows<iq1_s_row, 50>; }
 row_quantizer iq1_m_quantizer() noexcept { return rows<iq1_m_row, 56>; }

@@ -38,6 +38,61 @@ using fit_q3_x8_fn = void (*)(int n, int nmax, const float* x, std::int8_t* L, f
 /// Its AVX2 version (avx2_fit.cpp), nullptr when this build has none.
 fit_q3_x8_fn avx2_fit_q3_x8() noexcept;
 
+/// ggml's quantize_row_iq4_nl_impl's 16 scale tries on one 32-value block (the first guess and
+/// itry = -7..7): for each inverse scale ids[t], q_j = the iq4 level nearest ids[t] * x[j] (ggml's
+/// best_index_int8) and sumqx[t] = Σ (w_j * q_j) * x_j, sumq2[t] = Σ (w_j * q_j) * q_j in j order.
+using iq4_trial_sums_fn = void (*)(const float* x, const float* w, const float* ids, float* sumqx, float* sumq2);
+/// L[j] = index of the iq4 level nearest id * x[j] (best_index_int8), j < n, n a multiple of 8.
+using iq4_levels_fn = void (*)(const float* x, int n, float id, std::uint8_t* L);
+/// The AVX2 versions (avx2_iq_search.cpp: tries / values in lanes), nullptr when this build has none.
+iq4_trial_sums_fn avx2_iq4_trial_sums() noexcept;
+iq4_levels_fn avx2_iq4_levels() noexcept;
+/// ggml's iq2_find_best_neighbour / iq3_find_best_neighbour over a neighbour list (count first, as
+/// iq_lattice::neighbours holds it, readable 16 entries past its end) with the points' coordinates
+/// packed 4 bits each (iq_lattice::packed): the grid index of the first candidate with the smallest
+/// Σ (w_i * diff_i) * diff_i, diff_i = scale * q_i - xval_i, or -1 when none is below FLT_MAX.
+using neighbour_search_fn = int (*)(const std::uint16_t* list, const std::uint32_t* packed, const float* xval,
+                                    const float* weight, float scale);
+/// The AVX2 version for points of `dim` (4 or 8) coordinates (avx2_iq_search.cpp: 8 candidates in
+/// lanes), nullptr for another dim or when this build has none.
+neighbour_search_fn avx2_best_neighbour(int dim) noexcept;
+/// ggml's iq1_find_best_neighbour2 over the neighbour list of an off-grid point (iq1_s / iq1_m: 8
+/// coordinates 2l + 1 standing for levels[l], l < 3): as neighbour_search_fn with q_i = levels[l_i].
+/// -1 when no distance is below FLT_MAX (the caller then runs ggml's scan of the whole grid).
+using iq1_neighbour_fn = int (*)(const std::uint16_t* list, const std::uint32_t* packed, const float* xval,
+                                 const float* weight, float scale, const float* levels);
+/// The scalar version (quantize_iq1.cpp) and the AVX2 one (avx2_iq_search.cpp), nullptr without.
+int scalar_iq1_neighbour(const std::uint16_t* list, const std::uint32_t* packed, const float* xval, const float* weight,
+                         float scale, const float* levels);
+iq1_neighbour_fn avx2_iq1_neighbour() noexcept;
+/// The codebook types' rounding of n values (a multiple of 8) to lattice coordinates:
+/// L[i] = clamp(nearest_int(0.5f * (id * x[i] - 1)), 0, lmax) with ggml's nearest_int.
+using lattice_round_fn = void (*)(const float* x, int n, float id, int lmax, std::int8_t* L);
+/// Its AVX2 version (avx2_iq_search.cpp), nullptr when this build has none.
+lattice_round_fn avx2_round_to_lattice() noexcept;
+/// The scalar version (quantize_iq.cpp).
+void scalar_round_to_lattice(const float* x, int n, float id, int lmax, std::int8_t* L);
+
+/// iq1_s / iq1_m's split search (ggml's quantize_row_iq1_s_impl / quantize_row_iq1_m_impl): over
+/// the sorted values' prefix sums of w·x (sumx) and w (sumw), every pair of cut points i1 <= i2 and
+/// every shift, the candidate with the best weighted least-squares score, the first one on ties.
+/// iq1_s: 33 prefix sums of a group of 32; shift +1 (levels shifted up) or -1. iq1_m: a group of 16
+/// in two halves, sumx / sumw hold 2 x 17 prefix sums (half h at 17 * h, a value of the other half
+/// carries the sum on); shift 0..3 (bit 1 the first half's shift, bit 0 the second's, set = down).
+/// best.i1 < 0 when no candidate qualified (best.scale is then `max`).
+struct iq1_split {
+    float scale = 0;
+    int i1 = -1, i2 = -1, shift = 0;
+};
+using iq1_split_fn = void (*)(const float* sumx, const float* sumw, float max, iq1_split& best);
+/// The scalar versions (quantize_iq1.cpp: ggml's loops).
+void scalar_iq1s_split(const float* sumx, const float* sumw, float max, iq1_split& best);
+void scalar_iq1m_split(const float* sumx, const float* sumw, float max, iq1_split& best);
+/// The AVX2 versions (avx2_iq1_search.cpp: 8 values of i2 per step in lanes, the choice made in
+/// ggml's order), nullptr when this build has none.
+iq1_split_fn avx2_iq1s_split() noexcept;
+iq1_split_fn avx2_iq1m_split() noexcept;
+
 /// quantize_basic.cpp: the quantizer of `type`, or nullptr if it is not of that family.
 row_quantizer basic_quantizer(gguf::tensor_type type) noexcept;
 /// quantize_iq.cpp: the quantizer of a codebook type, or nullptr.

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "minfer/quant/isa.hpp"
 #include "quantize_basic.hpp"
 
 namespace minfer::quant::detail::qb {
@@ -346,27 +347,48 @@ void q5_1_weighted(const float* x, std::uint8_t* y, std::int64_t n, const float*
 
 // ---- iq4_nl, iq4_xs: a non-linear 16-level grid, searched over 15 trial scales ----
 
-constexpr std::int8_t iq4_levels[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+constexpr std::int8_t iq4_grid[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
 
-/// The index of the grid level nearest to x (the lower one on a tie); NaN gives 15.
+/// The index of the grid level nearest to x (the lower one on a tie); NaN gives 15. ggml's
+/// best_index_int8.
 int nearest_level(float x) {
-    if (x <= iq4_levels[0]) return 0;
-    if (x >= iq4_levels[15]) return 15;
+    if (x <= iq4_grid[0]) return 0;
+    if (x >= iq4_grid[15]) return 15;
     int lo = 0, hi = 15;
     while (hi - lo > 1) {
         const int mid = (lo + hi) / 2;
-        if (x < iq4_levels[mid]) hi = mid;
+        if (x < iq4_grid[mid]) hi = mid;
         else lo = mid;
     }
-    return x - iq4_levels[hi - 1] < iq4_levels[hi] - x ? hi - 1 : hi;
+    return x - iq4_grid[hi - 1] < iq4_grid[hi] - x ? hi - 1 : hi;
+}
+
+/// The searches iq4_super_block runs: the scalar ones below, or their AVX2 lanes (same bits).
+struct iq4_search {
+    iq4_trial_sums_fn trial_sums;
+    iq4_levels_fn levels;
+};
+
+iq4_search iq4_search_for_isa() noexcept {
+    if (active_isa() == isa::avx2) {
+        const iq4_trial_sums_fn sums = avx2_iq4_trial_sums();
+        const iq4_levels_fn levels = avx2_iq4_levels();
+        if (sums != nullptr && levels != nullptr) return {sums, levels};
+    }
+    return {iq4_trial_sums, iq4_levels};
 }
 
 /// ggml's quantize_row_iq4_nl_impl with ntry = 7 (what quantize_iq4_nl / quantize_iq4_xs pass,
 /// with or without importance): one super-block of `sb` values in 32-value blocks. For sb = 32
 /// (iq4_nl) the block's scale is the f16 d itself; for sb = 256 (iq4_xs) each block gets a 6-bit
 /// multiple of d = -max_scale / 32. Writes d, the scale fields (iq4_xs) and the 4-bit indices.
-void iq4_super_block(int sb, const float* x, const float* qw, std::uint8_t* d_field, std::uint8_t* q4,
-                     std::uint8_t* scales_h_field, std::uint8_t* scales_l) {
+///
+/// ggml's loop over the tries updates its best scale as it goes, but a try's sums depend only on
+/// its own inverse scale: so all 16 tries' sums are computed first (search.trial_sums, in lanes
+/// with AVX2), then chosen among in ggml's order with its comparisons. ggml also rounds the block
+/// once at the first guess into L; every L entry is rounded again at the end, so that is skipped.
+void iq4_super_block(const iq4_search& search, int sb, const float* x, const float* qw, std::uint8_t* d_field,
+                     std::uint8_t* q4, std::uint8_t* scales_h_field, std::uint8_t* scales_l) {
     constexpr int ntry = 7;
     float sigma2 = 0;
     for (int j = 0; j < sb; ++j) sigma2 += x[j] * x[j];
@@ -379,7 +401,6 @@ void iq4_super_block(int sb, const float* x, const float* qw, std::uint8_t* d_fi
     const int nb = sb / 32;
     for (int ib = 0; ib < nb; ++ib) {
         const float* xb = x + 32 * ib;
-        std::uint8_t* Lb = L + 32 * ib;
         if (qw != nullptr) {
             for (int j = 0; j < 32; ++j) weight[j] = qw[32 * ib + j] * std::sqrt(sigma2 + xb[j] * xb[j]);
         } else {
@@ -397,32 +418,19 @@ void iq4_super_block(int sb, const float* x, const float* qw, std::uint8_t* d_fi
             scales[ib] = 0;
             continue;
         }
-        // First guess: the extreme value on the extreme level, then least squares for that rounding.
-        float d = -max / iq4_levels[0];
-        float id = 1 / d;
-        float sumqx = 0, sumq2 = 0;
-        for (int j = 0; j < 32; ++j) {
-            const int l = nearest_level(id * xb[j]);
-            Lb[j] = static_cast<std::uint8_t>(l);
-            const float q = iq4_levels[l];
-            const float w = weight[j];
-            sumqx += w * q * xb[j];
-            sumq2 += w * q * q;
-        }
-        d = sumq2 > 0 ? sumqx / sumq2 : 0.f;
-        float best = d * sumqx;
-        for (int itry = -ntry; itry <= ntry; ++itry) {
-            id = static_cast<float>(itry + iq4_levels[0]) / max;
-            sumqx = sumq2 = 0;
-            for (int j = 0; j < 32; ++j) {
-                const float q = iq4_levels[nearest_level(id * xb[j])];
-                const float w = weight[j];
-                sumqx += w * q * xb[j];
-                sumq2 += w * q * q;
-            }
-            if (sumq2 > 0 && sumqx * sumqx > best * sumq2) {
-                d = sumqx / sumq2;
-                best = d * sumqx;
+        // Try 0, the first guess: the extreme value on the extreme level (then least squares for
+        // that rounding); tries 1..15: itry = -7..7.
+        float ids[16];
+        ids[0] = 1 / (-max / iq4_grid[0]);
+        for (int itry = -ntry; itry <= ntry; ++itry) ids[itry + ntry + 1] = static_cast<float>(itry + iq4_grid[0]) / max;
+        float sumqx[16], sumq2[16];
+        search.trial_sums(xb, weight, ids, sumqx, sumq2);
+        float d = sumq2[0] > 0 ? sumqx[0] / sumq2[0] : 0.f;
+        float best = d * sumqx[0];
+        for (int t = 1; t < 16; ++t) {
+            if (sumq2[t] > 0 && sumqx[t] * sumqx[t] > best * sumq2[t]) {
+                d = sumqx[t] / sumq2[t];
+                best = d * sumqx[t];
             }
         }
         scales[ib] = d;
@@ -443,7 +451,7 @@ void iq4_super_block(int sb, const float* x, const float* qw, std::uint8_t* d_fi
             l = l > 31 ? 31 : (l < -32 ? -32 : l);
             const float dl = d * static_cast<float>(l);
             const float idl = dl != 0.0f ? 1 / dl : 0.f;
-            for (int j = 0; j < 32; ++j) L[32 * ib + j] = static_cast<std::uint8_t>(nearest_level(idl * x[32 * ib + j]));
+            search.levels(x + 32 * ib, 32, idl, L + 32 * ib);
             l += 32;
             const auto l_l = static_cast<std::uint8_t>(l & 0xf);
             const auto l_h = static_cast<std::uint8_t>(l >> 4);
@@ -455,7 +463,7 @@ void iq4_super_block(int sb, const float* x, const float* qw, std::uint8_t* d_fi
     } else {
         store_f16(d_field, scales[0]);
         const float id = scales[0] != 0.0f ? 1 / scales[0] : 0;
-        for (int j = 0; j < sb; ++j) L[j] = static_cast<std::uint8_t>(nearest_level(id * x[j]));
+        search.levels(x, sb, id, L);
     }
 
     for (int i = 0; i < sb / 32; ++i)
@@ -464,11 +472,12 @@ void iq4_super_block(int sb, const float* x, const float* qw, std::uint8_t* d_fi
 
 std::int64_t iq4_nl_rows(const float* src, std::uint8_t* dst, std::int64_t n_rows, std::int64_t n_per_row,
                          const float* importance) {
+    const iq4_search search = iq4_search_for_isa();
     const std::int64_t blocks = n_per_row / 32;
     for (std::int64_t r = 0; r < n_rows; ++r) {
         for (std::int64_t b = 0; b < blocks; ++b) {
             std::uint8_t* y = dst + (r * blocks + b) * 18;
-            iq4_super_block(32, src + r * n_per_row + 32 * b, importance ? importance + 32 * b : nullptr, y, y + 2,
+            iq4_super_block(search, 32, src + r * n_per_row + 32 * b, importance ? importance + 32 * b : nullptr, y, y + 2,
                             nullptr, nullptr);
         }
     }
@@ -477,12 +486,13 @@ std::int64_t iq4_nl_rows(const float* src, std::uint8_t* dst, std::int64_t n_row
 
 std::int64_t iq4_xs_rows(const float* src, std::uint8_t* dst, std::int64_t n_rows, std::int64_t n_per_row,
                          const float* importance) {
+    const iq4_search search = iq4_search_for_isa();
     const std::int64_t blocks = n_per_row / 256;
     for (std::int64_t r = 0; r < n_rows; ++r) {
         for (std::int64_t b = 0; b < blocks; ++b) {
             // d (2), scales_h (2), scales_l [4], qs [128]
             std::uint8_t* y = dst + (r * blocks + b) * 136;
-            iq4_super_block(256, src + r * n_per_row + 256 * b, importance ? importance + 256 * b : nullptr, y,
+            iq4_super_block(search, 256, src + r * n_per_row + 256 * b, importance ? importance + 256 * b : nullptr, y,
                             y + 8, y + 2, y + 4);
         }
     }
@@ -490,6 +500,23 @@ std::int64_t iq4_xs_rows(const float* src, std::uint8_t* dst, std::int64_t n_row
 }
 
 }  // namespace
+
+void iq4_trial_sums(const float* x, const float* w, const float* ids, float* sumqx, float* sumq2) {
+    for (int t = 0; t < 16; ++t) {
+        float qx = 0, q2 = 0;
+        for (int j = 0; j < 32; ++j) {
+            const float q = iq4_grid[nearest_level(ids[t] * x[j])];
+            qx += w[j] * q * x[j];
+            q2 += w[j] * q * q;
+        }
+        sumqx[t] = qx;
+        sumq2[t] = q2;
+    }
+}
+
+void iq4_levels(const float* x, int n, float id, std::uint8_t* L) {
+    for (int j = 0; j < n; ++j) L[j] = static_cast<std::uint8_t>(nearest_level(id * x[j]));
+}
 
 row_quantizer legacy_quantizer(tensor_type type) noexcept {
     switch (type) {

@@ -7,9 +7,13 @@
 // NaN and Inf in values and weights. Levels, mins and scales must have the same bits (a NaN only
 // has to be a NaN). This needs no ggml: the scalar search is checked against ggml by
 // test_quantize_ggml, which also compares whole rows made with each instruction set.
+// The IQ searches in lanes (src/quant/avx2_iq_search.cpp: iq4's trial sums and level rounding, the
+// codebook types' neighbour search and lattice rounding; src/quant/avx2_iq1_search.cpp: iq1_s and
+// iq1_m's split search) are checked the same way at the end.
 // Skipped when the CPU (or the build) has no AVX2.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -19,6 +23,7 @@
 #include <vector>
 
 #include "minfer/quant/isa.hpp"
+#include "iq_lattice.hpp"
 #include "quantize_basic.hpp"
 #include "quantize_kernels.hpp"
 
@@ -235,6 +240,294 @@ TEST(QuantizeLanes, ConstantLaneKeepsTheEarlyExit) {
         EXPECT_TRUE(same_float(m, mins[k])) << k;
         EXPECT_EQ(std::memcmp(Ls.data(), L.data() + k * n, n), 0) << k;
     }
+}
+
+// ---- The IQ searches in lanes (avx2_iq_search.cpp) against their scalar versions ----------------
+
+namespace iq_lanes {
+
+const float nan = std::numeric_limits<float>::quiet_NaN();
+const float inf = std::numeric_limits<float>::infinity();
+
+// n values of a random kind: the kinds of make_sub_block (gaussian, ties, constant, zeros, tiny,
+// huge, NaN, Inf), and values straddling the iq4 levels' midpoints (exact ties of best_index_int8).
+void values(int n, std::mt19937& rng, float* x) {
+    std::vector<float> w(static_cast<std::size_t>(n));
+    const int kind = static_cast<int>(rng() % (kinds + 2));
+    if (kind < kinds) {
+        make_sub_block(kind, n, rng, x, w.data());
+        return;
+    }
+    constexpr float mids[] = {-115.5f, -93.5f, -74.f, -57.f, -42.f, -28.5f, -16.f, -4.5f, 7.f, 19.f, 31.5f, 45.5f, 61.f, 79.f, 101.f};
+    for (int i = 0; i < n; ++i) {
+        const float m = mids[rng() % 15];
+        x[i] = kind == kinds ? m : std::nextafter(m, (rng() % 2) ? 1e9f : -1e9f);
+    }
+}
+
+// Weights: importance-like, with zeros, NaN or Inf now and then, or x*x (ggml's default).
+void weights(int n, std::mt19937& rng, const float* x, float* w) {
+    std::normal_distribution<float> g(0.f, 1.f);
+    const int kind = static_cast<int>(rng() % 4);
+    for (int i = 0; i < n; ++i) {
+        switch (kind) {
+            case 0: w[i] = x[i] * x[i]; break;
+            case 1: w[i] = std::exp(g(rng)); break;
+            case 2: w[i] = (rng() % 3 == 0) ? 0.f : std::exp(g(rng)); break;
+            default: w[i] = (rng() % 16 == 0) ? ((rng() % 2) ? nan : inf) : std::fabs(g(rng)); break;
+        }
+    }
+}
+
+bool same_floats(const float* a, const float* b, int n) {
+    for (int i = 0; i < n; ++i)
+        if (!same_float(a[i], b[i])) return false;
+    return true;
+}
+
+}  // namespace iq_lanes
+
+// iq4_nl / iq4_xs: the 16 tries' sums (first guess and itry -7..7, computed as the quantizer does,
+// plus random and non-finite inverse scales) and the final rounding to levels.
+TEST(QuantizeLanes, Iq4SearchesInLanesAreTheScalarSearches) {
+    const detail::iq4_trial_sums_fn sums = detail::avx2_iq4_trial_sums();
+    const detail::iq4_levels_fn levels = detail::avx2_iq4_levels();
+    if (!quant::isa_supported(quant::isa::avx2) || sums == nullptr || levels == nullptr)
+        GTEST_SKIP() << "no AVX2 in this CPU or build";
+    std::mt19937 rng(44u);
+    std::uniform_real_distribution<float> u(-3.f, 3.f);
+    for (int round = 0; round < 20000; ++round) {
+        float x[256], w[32], ids[16];
+        iq_lanes::values(256, rng, x);
+        iq_lanes::weights(32, rng, x, w);
+        float max = 0, amax = 0;
+        for (int j = 0; j < 32; ++j)
+            if (std::fabs(x[j]) > amax) {
+                amax = std::fabs(x[j]);
+                max = x[j];
+            }
+        if (round % 4 != 3) {  // the quantizer's inverse scales
+            ids[0] = 1 / (-max / -127.f);
+            for (int t = -7; t <= 7; ++t) ids[t + 8] = static_cast<float>(t - 127) / max;
+        } else {  // anything, zero and non-finite included
+            for (float& id : ids) id = (rng() % 8 == 0) ? (rng() % 2 ? iq_lanes::nan : -iq_lanes::inf) : u(rng) * std::exp(u(rng) * 8);
+        }
+        float qx_s[16], q2_s[16], qx_l[16], q2_l[16];
+        detail::qb::iq4_trial_sums(x, w, ids, qx_s, q2_s);
+        sums(x, w, ids, qx_l, q2_l);
+        ASSERT_TRUE(iq_lanes::same_floats(qx_s, qx_l, 16) && iq_lanes::same_floats(q2_s, q2_l, 16)) << "round " << round;
+        const float id = (round % 5 == 0) ? ids[rng() % 16] : u(rng) * 50.f;
+        for (int n : {32, 256}) {
+            std::uint8_t L_s[256], L_l[256];
+            std::memset(L_l, 0xee, sizeof L_l);
+            detail::qb::iq4_levels(x, n, id, L_s);
+            levels(x, n, id, L_l);
+            ASSERT_EQ(std::memcmp(L_s, L_l, static_cast<std::size_t>(n)), 0) << "round " << round << ", n " << n;
+        }
+    }
+}
+
+// The codebook types' neighbour search: every off-grid key of every lattice (iq2_xxs, iq2_xs, iq2_s
+// with 8 coordinates, iq3_xxs, iq3_s with 4) with random values, weights and scales, non-finite ones
+// included; the same grid index (or -1) as the scalar search.
+TEST(QuantizeLanes, NeighbourSearchInLanesIsTheScalarSearch) {
+    if (!quant::isa_supported(quant::isa::avx2) || detail::avx2_best_neighbour(8) == nullptr)
+        GTEST_SKIP() << "no AVX2 in this CPU or build";
+    std::mt19937 rng(77u);
+    std::uniform_real_distribution<float> u(0.f, 1.f);
+    const detail::iq_lattice* lattices[] = {&detail::iq2xxs_lattice(), &detail::iq2xs_lattice(), &detail::iq2s_lattice(),
+                                            &detail::iq3xxs_lattice(), &detail::iq3s_lattice()};
+    long compared = 0;
+    for (const detail::iq_lattice* lat : lattices) {
+        const detail::neighbour_search_fn lanes = detail::avx2_best_neighbour(lat->dim);
+        ASSERT_NE(lanes, nullptr);
+        for (std::size_t key = 0; key < lat->map.size(); ++key) {
+            const std::int32_t entry = lat->map[key];
+            if (entry >= 0) continue;
+            const int tries = (key % 7 == 0) ? 3 : 1;
+            for (int t = 0; t < tries; ++t) {
+                float x[8], w[8];
+                iq_lanes::values(8, rng, x);
+                iq_lanes::weights(8, rng, x, w);
+                for (float& v : x) v = std::fabs(v);  // magnitudes, as the quantizers pass them
+                for (float& v : w) v = std::sqrt(v);
+                float scale = 0.05f + u(rng) * 3.f;
+                if (rng() % 50 == 0) scale = (rng() % 2) ? iq_lanes::nan : iq_lanes::inf;
+                if (rng() % 50 == 0) scale = 0.f;
+                const std::uint16_t* list = lat->neighbours_of(entry);
+                const int s = detail::scalar_best_neighbour(lat->dim, list, lat->packed.data(), x, w, scale);
+                const int l = lanes(list, lat->packed.data(), x, w, scale);
+                ASSERT_EQ(s, l) << "dim " << lat->dim << ", key " << key << ", " << list[0] << " candidates";
+                ++compared;
+            }
+        }
+    }
+    EXPECT_GT(compared, 10000);
+}
+
+// Ties between candidates at equal distance: the first in list order must win in both (all weights
+// equal and values on the lattice's midpoints make many equal distances).
+TEST(QuantizeLanes, NeighbourSearchKeepsTheFirstOfEqualDistances) {
+    if (!quant::isa_supported(quant::isa::avx2) || detail::avx2_best_neighbour(4) == nullptr)
+        GTEST_SKIP() << "no AVX2 in this CPU or build";
+    for (const detail::iq_lattice* lat : {&detail::iq2s_lattice(), &detail::iq3s_lattice()}) {
+        const detail::neighbour_search_fn lanes = detail::avx2_best_neighbour(lat->dim);
+        for (std::size_t key = 0; key < lat->map.size(); ++key) {
+            if (lat->map[key] >= 0) continue;
+            float x[8], w[8];
+            for (int i = 0; i < 8; ++i) {
+                x[i] = static_cast<float>(2 * ((key >> (lat->bits * i)) & ((1u << lat->bits) - 1)) + 1);
+                w[i] = 1.f;
+            }
+            const std::uint16_t* list = lat->neighbours_of(lat->map[key]);
+            ASSERT_EQ(detail::scalar_best_neighbour(lat->dim, list, lat->packed.data(), x, w, 1.f),
+                      lanes(list, lat->packed.data(), x, w, 1.f)) << key;
+        }
+    }
+}
+
+// The rounding of values to lattice coordinates (every lmax the types use), any scale.
+TEST(QuantizeLanes, LatticeRoundingInLanesIsTheScalarRounding) {
+    const detail::lattice_round_fn lanes = detail::avx2_round_to_lattice();
+    if (!quant::isa_supported(quant::isa::avx2) || lanes == nullptr) GTEST_SKIP() << "no AVX2 in this CPU or build";
+    std::mt19937 rng(5u);
+    std::uniform_real_distribution<float> u(-2.f, 2.f);
+    for (int round = 0; round < 20000; ++round) {
+        float x[32];
+        iq_lanes::values(32, rng, x);
+        for (float& v : x) v = std::fabs(v);
+        float id = std::exp(u(rng) * 4.f);
+        if (rng() % 40 == 0) id = (rng() % 2) ? iq_lanes::nan : iq_lanes::inf;
+        for (int lmax : {2, 7}) {
+            for (int n : {16, 32}) {
+                std::int8_t L_s[32], L_l[32];
+                detail::scalar_round_to_lattice(x, n, id, lmax, L_s);
+                lanes(x, n, id, lmax, L_l);
+                ASSERT_EQ(std::memcmp(L_s, L_l, static_cast<std::size_t>(n)), 0) << "round " << round;
+            }
+        }
+    }
+}
+
+// iq1_s / iq1_m's split search: prefix sums of w·x and w over a group's values (sorted as the
+// quantizers sort them, or in any order: the search takes any sums), every kind of values and
+// weights, and groups made of ties (few distinct values, weights zero or equal: many candidates with
+// the same score, the first in ggml's order must win, also across the lanes' steps). The same scale
+// bits, cut points and shift as the scalar search.
+namespace iq_lanes {
+
+// sumx / sumw: n + 1 prefix sums per half (halves of n / halves values by index), as iq1_*_row
+// builds them, over the values in `order`.
+void prefix_sums(int n, int halves, const float* x, const float* w, const int* order, float* sumx, float* sumw) {
+    const int stride = n + 1;
+    for (int h = 0; h < halves; ++h) sumx[stride * h] = sumw[stride * h] = 0;
+    for (int j = 0; j < n; ++j) {
+        const int i = order[j];
+        const int hi = halves == 1 ? 0 : (i < n / 2 ? 0 : 1);
+        for (int h = 0; h < halves; ++h) {
+            float* sx = sumx + stride * h;
+            float* sw = sumw + stride * h;
+            sx[j + 1] = h == hi ? sx[j] + w[i] * x[i] : sx[j];
+            sw[j + 1] = h == hi ? sw[j] + w[i] : sw[j];
+        }
+    }
+}
+
+::testing::AssertionResult same_split(const detail::iq1_split& s, const detail::iq1_split& l) {
+    if (same_float(s.scale, l.scale) && s.i1 == l.i1 && s.i2 == l.i2 && s.shift == l.shift)
+        return ::testing::AssertionSuccess();
+    return ::testing::AssertionFailure() << "scalar (" << s.scale << ", " << s.i1 << ", " << s.i2 << ", " << s.shift
+                                         << ") lanes (" << l.scale << ", " << l.i1 << ", " << l.i2 << ", " << l.shift << ")";
+}
+
+}  // namespace iq_lanes
+
+TEST(QuantizeLanes, Iq1SplitSearchesInLanesAreTheScalarSearches) {
+    const detail::iq1_split_fn s_lanes = detail::avx2_iq1s_split();
+    const detail::iq1_split_fn m_lanes = detail::avx2_iq1m_split();
+    if (!quant::isa_supported(quant::isa::avx2) || s_lanes == nullptr || m_lanes == nullptr)
+        GTEST_SKIP() << "no AVX2 in this CPU or build";
+    std::mt19937 rng(1515u);
+    long ties = 0;
+    for (int round = 0; round < 30000; ++round) {
+        float x[256], w[32];
+        const int kind = round % 4;
+        if (kind < 3) {
+            iq_lanes::values(256, rng, x);
+            iq_lanes::weights(32, rng, x, w);
+        } else {  // ties: a few distinct values, weights 0 or 1 (equal prefix sums, equal scores)
+            const float c = 0.25f * static_cast<float>(1 + rng() % 8);
+            for (int i = 0; i < 32; ++i) {
+                x[i] = c * static_cast<float>(static_cast<int>(rng() % 5) - 2);
+                w[i] = (rng() % 3 == 0) ? 0.f : 1.f;
+            }
+            ++ties;
+        }
+        for (int n : {32, 16}) {
+            int order[32];
+            for (int i = 0; i < n; ++i) order[i] = i;
+            bool has_nan = false;
+            for (int i = 0; i < n; ++i) has_nan = has_nan || std::isnan(x[i]);
+            if (kind != 1 && !has_nan) std::stable_sort(order, order + n, [&](int a, int b) { return x[a] < x[b]; });
+            float max = 0;
+            for (int i = 0; i < n; ++i) max = std::max(max, std::fabs(x[i]));
+            float sumx[34], sumw[34];
+            detail::iq1_split s, l;
+            if (n == 32) {
+                iq_lanes::prefix_sums(32, 1, x, w, order, sumx, sumw);
+                detail::scalar_iq1s_split(sumx, sumw, max, s);
+                s_lanes(sumx, sumw, max, l);
+            } else {
+                iq_lanes::prefix_sums(16, 2, x, w, order, sumx, sumw);
+                detail::scalar_iq1m_split(sumx, sumw, max, s);
+                m_lanes(sumx, sumw, max, l);
+            }
+            ASSERT_TRUE(iq_lanes::same_split(s, l)) << "round " << round << ", n " << n;
+        }
+    }
+    EXPECT_GT(ties, 1000);
+}
+
+// iq1_s / iq1_m's neighbour search (iq1_find_best_neighbour2's list): every off-grid key of the iq1
+// lattice with both level sets, random values, weights and scales (non-finite, zero and negative
+// ones too), and points on the lattice with equal weights (many equal distances: the first wins).
+TEST(QuantizeLanes, Iq1NeighbourSearchInLanesIsTheScalarSearch) {
+    const detail::iq1_neighbour_fn lanes = detail::avx2_iq1_neighbour();
+    if (!quant::isa_supported(quant::isa::avx2) || lanes == nullptr) GTEST_SKIP() << "no AVX2 in this CPU or build";
+    const detail::iq_lattice& lat = detail::iq1s_lattice();
+    constexpr float up[3] = {-1 + 0.125f, 0.125f, 1 + 0.125f};
+    constexpr float down[3] = {-1 - 0.125f, -0.125f, 1 - 0.125f};
+    std::mt19937 rng(1212u);
+    std::uniform_real_distribution<float> u(0.f, 1.f);
+    long compared = 0, ties = 0;
+    for (std::size_t key = 0; key < lat.map.size(); ++key) {
+        const std::int32_t entry = lat.map[key];
+        if (entry >= 0) continue;
+        const std::uint16_t* list = lat.neighbours_of(entry);
+        for (const float* levels : {up, down}) {
+            float x[8], w[8];
+            iq_lanes::values(8, rng, x);
+            iq_lanes::weights(8, rng, x, w);
+            float scale = 0.05f + u(rng) * 3.f;
+            if (rng() % 50 == 0) scale = (rng() % 2) ? iq_lanes::nan : iq_lanes::inf;
+            if (rng() % 50 == 0) scale = (rng() % 2) ? 0.f : -scale;
+            ASSERT_EQ(detail::scalar_iq1_neighbour(list, lat.packed.data(), x, w, scale, levels),
+                      lanes(list, lat.packed.data(), x, w, scale, levels)) << "key " << key;
+            ++compared;
+            if (key % 4 == 0) {  // the point itself at scale 1, equal weights: ties among its neighbours
+                for (int i = 0; i < 8; ++i) {
+                    const std::size_t l = (key >> (2 * i)) & 3u;  // 3 is no level: the top one instead
+                    x[i] = levels[l < 3 ? l : 2];
+                    w[i] = 1.f;
+                }
+                ASSERT_EQ(detail::scalar_iq1_neighbour(list, lat.packed.data(), x, w, 1.f, levels),
+                          lanes(list, lat.packed.data(), x, w, 1.f, levels)) << "key " << key << " (ties)";
+                ++ties;
+            }
+        }
+    }
+    EXPECT_GT(compared, 10000);
+    EXPECT_GT(ties, 1000);
 }
 
 }  // namespace

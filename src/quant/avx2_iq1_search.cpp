@@ -1,0 +1,196 @@
+// iq1_s / iq1_m's split search in AVX2 lanes (compiled with -mavx2 -mf16c -mbmi2, -ffp-contract=off
+// and no -mfma; the scalar versions are scalar_iq1s_split / scalar_iq1m_split in quantize_iq1.cpp).
+//
+// ggml tries every pair of cut points i1 <= i2 over the sorted values, in order (i1 outer, i2
+// inner, then the shifts), and keeps a candidate when `sumq2 > 0 && sumqx * sumqx > best * sumq2`,
+// best being the score of the last one kept. A candidate's sums depend only on its cut points, not
+// on the choice so far: the lanes compute them for 8 consecutive i2 at a time (each lane exactly the
+// scalar expression, same operations in the same order). Only the choice is sequential, and the best
+// changes only when a candidate passes the test: the candidates between two that pass are skipped by
+// the scalar loop without effect. So the lanes test a step's candidates against the current best
+// (the scalar comparisons, ordered: NaN fails them as in C), the first passing one in ggml's order
+// (a bit position: the candidates' order within the step) is taken with the scalar update, and the
+// test is redone against the new best for the candidates after it, until none passes.
+#include <immintrin.h>
+
+#include <cstdint>
+
+#include <cfloat>
+
+#include "quantize_kernels.hpp"
+
+namespace minfer::quant::detail {
+
+#if defined(__AVX2__)
+namespace {
+
+constexpr float delta = 0.125f;  // as quantize_iq1.cpp spells the levels
+constexpr float x_p[3] = {-1 + delta, delta, 1 + delta};
+constexpr float x_m[3] = {-1 - delta, -delta, 1 - delta};
+
+// The lanes of `sumqx`, `sumq2` (valid lanes only) that pass ggml's test against best_score.
+unsigned passing(__m256 sumqx, __m256 sumq2, float best_score, __m256 valid) {
+    const __m256 pos = _mm256_cmp_ps(sumq2, _mm256_setzero_ps(), _CMP_GT_OQ);
+    const __m256 better = _mm256_cmp_ps(_mm256_mul_ps(sumqx, sumqx), _mm256_mul_ps(_mm256_set1_ps(best_score), sumq2), _CMP_GT_OQ);
+    return static_cast<unsigned>(_mm256_movemask_ps(_mm256_and_ps(valid, _mm256_and_ps(pos, better))));
+}
+
+// ggml's update for a candidate that passed its test.
+inline void take(float sumqx, float sumq2, int i1, int i2, int shift, float& best_score, iq1_split& best) {
+    best.scale = sumqx / sumq2;
+    best_score = best.scale * sumqx;
+    best.i1 = i1;
+    best.i2 = i2;
+    best.shift = shift;
+}
+
+// Lanes j < count of a step (count 1..8), as a mask.
+__m256 first_lanes(int count) {
+    return _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32(count), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)));
+}
+
+// iq1_s: lane j of a step is i2 + j; per shift the scalar expressions
+//   sumqx = ((sumx[i1] - sumx[0]) * l0 + (sumx[i2] - sumx[i1]) * l1) + (sumx[bs] - sumx[i2]) * l2
+//   sumq2 = ((sumw[i1] - sumw[0]) * l0 * l0 + (sumw[i2] - sumw[i1]) * l1 * l1) + (sumw[bs] - sumw[i2]) * l2 * l2
+// (a * l * l is (a * l) * l). Per pair the up-shifted candidate comes before the down-shifted one.
+void iq1s_split_lanes(const float* sumx_in, const float* sumw_in, float max, iq1_split& best) {
+    constexpr int bs = 32;
+    float sumx[bs + 1 + 8] = {}, sumw[bs + 1 + 8] = {};  // 8 past the end readable
+    for (int i = 0; i <= bs; ++i) {
+        sumx[i] = sumx_in[i];
+        sumw[i] = sumw_in[i];
+    }
+    const __m256 x0 = _mm256_set1_ps(sumx[0]), xn = _mm256_set1_ps(sumx[bs]);
+    const __m256 w0 = _mm256_set1_ps(sumw[0]), wn = _mm256_set1_ps(sumw[bs]);
+    const __m256 p0 = _mm256_set1_ps(x_p[0]), p1 = _mm256_set1_ps(x_p[1]), p2 = _mm256_set1_ps(x_p[2]);
+    const __m256 m0 = _mm256_set1_ps(x_m[0]), m1 = _mm256_set1_ps(x_m[1]), m2 = _mm256_set1_ps(x_m[2]);
+    float best_score = -FLT_MAX;
+    best = iq1_split{};
+    best.scale = max;
+    for (int i1 = 0; i1 <= bs; ++i1) {
+        const __m256 x1 = _mm256_set1_ps(sumx[i1]), w1 = _mm256_set1_ps(sumw[i1]);
+        const __m256 a_x = _mm256_sub_ps(x1, x0), a_w = _mm256_sub_ps(w1, w0);
+        // The i1 terms, the same in every lane.
+        const __m256 px = _mm256_mul_ps(a_x, p0), mx = _mm256_mul_ps(a_x, m0);
+        const __m256 pw = _mm256_mul_ps(_mm256_mul_ps(a_w, p0), p0), mw = _mm256_mul_ps(_mm256_mul_ps(a_w, m0), m0);
+        for (int i2 = i1; i2 <= bs; i2 += 8) {
+            const int count = bs + 1 - i2 < 8 ? bs + 1 - i2 : 8;
+            const __m256 x2 = _mm256_loadu_ps(sumx + i2), w2 = _mm256_loadu_ps(sumw + i2);
+            const __m256 b_x = _mm256_sub_ps(x2, x1), c_x = _mm256_sub_ps(xn, x2);
+            const __m256 b_w = _mm256_sub_ps(w2, w1), c_w = _mm256_sub_ps(wn, w2);
+            const __m256 qx_p = _mm256_add_ps(_mm256_add_ps(px, _mm256_mul_ps(b_x, p1)), _mm256_mul_ps(c_x, p2));
+            const __m256 q2_p = _mm256_add_ps(_mm256_add_ps(pw, _mm256_mul_ps(_mm256_mul_ps(b_w, p1), p1)),
+                                              _mm256_mul_ps(_mm256_mul_ps(c_w, p2), p2));
+            const __m256 qx_m = _mm256_add_ps(_mm256_add_ps(mx, _mm256_mul_ps(b_x, m1)), _mm256_mul_ps(c_x, m2));
+            const __m256 q2_m = _mm256_add_ps(_mm256_add_ps(mw, _mm256_mul_ps(_mm256_mul_ps(b_w, m1), m1)),
+                                              _mm256_mul_ps(_mm256_mul_ps(c_w, m2), m2));
+            const __m256 valid = first_lanes(count);
+            // Bit 2j: lane j up-shifted, bit 2j + 1: lane j down-shifted (ggml's order within the step).
+            auto pass = [&] {
+                return _pdep_u32(passing(qx_p, q2_p, best_score, valid), 0x5555u) |
+                       _pdep_u32(passing(qx_m, q2_m, best_score, valid), 0xaaaau);
+            };
+            std::uint32_t todo = pass();
+            if (todo == 0) continue;
+            float sqx[2][8], sq2[2][8];
+            _mm256_storeu_ps(sqx[0], qx_p);
+            _mm256_storeu_ps(sq2[0], q2_p);
+            _mm256_storeu_ps(sqx[1], qx_m);
+            _mm256_storeu_ps(sq2[1], q2_m);
+            while (todo != 0) {
+                const int bit = __builtin_ctz(todo);
+                const int j = bit / 2, m = bit % 2;
+                take(sqx[m][j], sq2[m][j], i1, i2 + j, m == 0 ? 1 : -1, best_score, best);
+                todo = pass() & ~((2u << bit) - 1);  // the candidates after it, against the new best
+            }
+        }
+    }
+}
+
+// iq1_m: per half h (prefix sums at 17 * h) and shift s, the closed form of scalar_iq1m_split
+//   qx[h][s] = top_x[h][s] - (sumx[h][i1] + sumx[h][i2])
+//   q2[h][s] = d12[s] * sumw[h][i2] + (d01[s] * sumw[h][i1] + top_w[h][s])
+// and combination k's sums qx[0][k / 2] + qx[1][k % 2], likewise q2; per pair k = 0..3 in order.
+void iq1m_split_lanes(const float* sumx_in, const float* sumw_in, float max, iq1_split& best) {
+    constexpr int bs = 16;
+    float sumx[2][bs + 1 + 8] = {}, sumw[2][bs + 1 + 8] = {};
+    for (int h = 0; h < 2; ++h) {
+        for (int i = 0; i <= bs; ++i) {
+            sumx[h][i] = sumx_in[(bs + 1) * h + i];
+            sumw[h][i] = sumw_in[(bs + 1) * h + i];
+        }
+    }
+    float top_x[2][2], top_w[2][2], d01[2], d12[2];
+    for (int s = 0; s < 2; ++s) {
+        const float* l = s == 0 ? x_p : x_m;
+        d01[s] = l[0] * l[0] - l[1] * l[1];
+        d12[s] = l[1] * l[1] - l[2] * l[2];
+        for (int h = 0; h < 2; ++h) {
+            top_x[h][s] = sumx[h][bs] * l[2];
+            top_w[h][s] = sumw[h][bs] * l[2] * l[2];
+        }
+    }
+    float best_score = -FLT_MAX;
+    best = iq1_split{};
+    best.scale = max;
+    for (int i1 = 0; i1 <= bs; ++i1) {
+        __m256 tx[2][2], cw[2][2], dw[2];
+        for (int s = 0; s < 2; ++s) {
+            dw[s] = _mm256_set1_ps(d12[s]);
+            for (int h = 0; h < 2; ++h) {
+                tx[h][s] = _mm256_set1_ps(top_x[h][s]);
+                cw[h][s] = _mm256_set1_ps(d01[s] * sumw[h][i1] + top_w[h][s]);  // the i1 term, scalar as in ggml
+            }
+        }
+        const __m256 x1[2] = {_mm256_set1_ps(sumx[0][i1]), _mm256_set1_ps(sumx[1][i1])};
+        for (int i2 = i1; i2 <= bs; i2 += 8) {
+            const int count = bs + 1 - i2 < 8 ? bs + 1 - i2 : 8;
+            __m256 qx[2][2], q2[2][2];
+            for (int h = 0; h < 2; ++h) {
+                const __m256 px = _mm256_add_ps(x1[h], _mm256_loadu_ps(sumx[h] + i2));
+                const __m256 w2 = _mm256_loadu_ps(sumw[h] + i2);
+                for (int s = 0; s < 2; ++s) {
+                    qx[h][s] = _mm256_sub_ps(tx[h][s], px);
+                    q2[h][s] = _mm256_add_ps(_mm256_mul_ps(dw[s], w2), cw[h][s]);
+                }
+            }
+            __m256 sqx[4], sq2[4];
+            for (int k = 0; k < 4; ++k) {
+                sqx[k] = _mm256_add_ps(qx[0][k / 2], qx[1][k % 2]);
+                sq2[k] = _mm256_add_ps(q2[0][k / 2], q2[1][k % 2]);
+            }
+            const __m256 valid = first_lanes(count);
+            // Bit 4j + k: lane j, combination k (ggml's order within the step).
+            auto pass = [&] {
+                std::uint32_t bits = 0;
+                for (int k = 0; k < 4; ++k) bits |= _pdep_u32(passing(sqx[k], sq2[k], best_score, valid), 0x11111111u << k);
+                return bits;
+            };
+            std::uint32_t todo = pass();
+            if (todo == 0) continue;
+            float vx[4][8], v2[4][8];
+            for (int k = 0; k < 4; ++k) {
+                _mm256_storeu_ps(vx[k], sqx[k]);
+                _mm256_storeu_ps(v2[k], sq2[k]);
+            }
+            while (todo != 0) {
+                const int bit = __builtin_ctz(todo);
+                const int j = bit / 4, k = bit % 4;
+                take(vx[k][j], v2[k][j], i1, i2 + j, k, best_score, best);
+                todo = pass() & ~((2u << bit) - 1);  // 2u << 31 is 0: nothing after the last bit
+            }
+        }
+    }
+}
+
+}  // namespace
+
+iq1_split_fn avx2_iq1s_split() noexcept { return iq1s_split_lanes; }
+iq1_split_fn avx2_iq1m_split() noexcept { return iq1m_split_lanes; }
+
+#else
+iq1_split_fn avx2_iq1s_split() noexcept { return nullptr; }
+iq1_split_fn avx2_iq1m_split() noexcept { return nullptr; }
+#endif
+
+}  // namespace minfer::quant::detail
