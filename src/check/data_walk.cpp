@@ -10,9 +10,8 @@
 // POPULATE_READ was slower than all of them. The kernel's read-ahead, asked for once with
 // MADV_SEQUENTIAL, serves cold reads.
 #include "minfer/check/data_walk.hpp"
+#include "minfer/gguf/page_advice.hpp"
 
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -227,16 +226,6 @@ private:
     std::atomic<bool> failed_{false};
 };
 
-// Advice on whole pages inside [begin, end) of a part's mapping (the base is page-aligned); failures
-// are ignored: advice only. MADV_DONTNEED rounds inward so a page shared with the next window stays.
-void advise(const std::byte* base, std::uint64_t begin, std::uint64_t end, int advice) noexcept {
-    static const std::uint64_t page = static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE));
-    const std::uint64_t a = advice == MADV_DONTNEED ? (begin + page - 1) / page * page : begin / page * page;
-    const std::uint64_t b = advice == MADV_DONTNEED ? end / page * page : (end + page - 1) / page * page;
-    if (b <= a) return;
-    (void)::madvise(const_cast<std::byte*>(base) + a, static_cast<std::size_t>(b - a), advice);  // NOLINT
-}
-
 }  // namespace
 
 std::uint64_t walk_bytes(const gguf::model& m, bool whole_files) noexcept {
@@ -271,7 +260,7 @@ result<void> walk_model_data(const gguf::model& m, std::span<data_consumer* cons
             const std::byte* base = file.bytes().data();
             const bool mapped = file.mode() == gguf::load_mode::map;
             if (mapped && wr.part_first)  // a larger read-ahead when cold
-                advise(base, ranges[wr.part].begin, ranges[wr.part].end, MADV_SEQUENTIAL);
+                gguf::advise_sequential({base + ranges[wr.part].begin, static_cast<std::size_t>(ranges[wr.part].end - ranges[wr.part].begin)});
             pieces.clear();
             while (ti < tensors.size() && tensors[ti].part == wr.part) {
                 const byte_range s = span_of(m, tensors[ti]);
@@ -301,7 +290,7 @@ result<void> walk_model_data(const gguf::model& m, std::span<data_consumer* cons
             for (data_consumer* c : consumers)
                 if (c != nullptr) c->schedule(w, jobs);
             if (!pool.run(jobs)) return unexpected(detail::code_error(errc::out_of_memory));
-            if (mapped) advise(base, wr.begin, wr.end, MADV_DONTNEED);  // keep the resident set small
+            if (mapped) gguf::release_pages({base + wr.begin, static_cast<std::size_t>(wr.end - wr.begin)});  // keep the resident set small
             done += wr.end - wr.begin;
             if (options.progress) options.progress(done, total);
         }

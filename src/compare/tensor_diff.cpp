@@ -4,6 +4,7 @@
 #include <cstring>
 #include <span>
 
+#include "minfer/gguf/page_advice.hpp"
 #include "minfer/quant/dequantize.hpp"
 #include "minfer/quant/errors.hpp"
 
@@ -30,12 +31,25 @@ gguf::result<value_compare> compare_values(const gguf::model& ma, const gguf::te
     const auto bytes_b = mb.tensor_data(tb);
     const std::uint64_t n = ta.info->n_elements;
     std::vector<float> va, vb;
+    // A mapped side is read ahead and each chunk's pages given back once converted (a side read
+    // into memory is left alone): the resident set is the chunks, not the tensors.
+    const bool mapped_a = ma.parts()[ta.part].file.mapped(), mapped_b = mb.parts()[tb.part].file.mapped();
+    if (mapped_a) gguf::advise_sequential(bytes_a);
+    if (mapped_b) gguf::advise_sequential(bytes_b);
+    auto release = [](bool mapped, gguf::tensor_type type, std::span<const std::byte> bytes, std::uint64_t from,
+                      std::uint64_t to) {
+        const std::uint64_t b0 = quant::bytes_for(type, from), b1 = quant::bytes_for(type, to);
+        if (mapped && b1 <= bytes.size()) gguf::release_pages(bytes.subspan(b0, b1 - b0));
+    };
     for (std::uint64_t first = 0; first < n;) {
         const std::size_t k = static_cast<std::size_t>(std::min<std::uint64_t>(n - first, chunk_values));
         va.resize(k);
         vb.resize(k);
-        if (auto r = quant::dequantize_range(ta.info->type, bytes_a, first, va); !r) return gguf::unexpected(r.error());
-        if (auto r = quant::dequantize_range(tb.info->type, bytes_b, first, vb); !r) return gguf::unexpected(r.error());
+        // Each chunk converted on every hardware thread (the persistent pool of dequantize_parallel).
+        if (auto r = quant::dequantize_range(ta.info->type, bytes_a, first, va, 0); !r) return gguf::unexpected(r.error());
+        if (auto r = quant::dequantize_range(tb.info->type, bytes_b, first, vb, 0); !r) return gguf::unexpected(r.error());
+        release(mapped_a, ta.info->type, bytes_a, first, first + k);
+        release(mapped_b, tb.info->type, bytes_b, first, first + k);
         c.add(va, vb);
         first += k;
         if (progress) progress(ta.info->name, first * 4, n * 4);

@@ -77,11 +77,12 @@ constexpr std::array table{
     row(check::codes::hash_unavailable, request, exit_parse),
     row(check::codes::manifest_too_large, request, exit_parse),
     row(check::codes::manifest_bad_line, request, exit_parse),
-    // remote (range_ignored, bad_content_range), by number: this library does not link remote (whose
-    // header would register its domain and pull in libcurl). Every one is a transfer's: the file may
-    // be fine, it could not be read.
+    // remote (range_ignored, bad_content_range, library_unavailable), by number: this library does
+    // not link remote (whose header would register its domain). Every one is a transfer's: the file
+    // may be fine, it could not be read (libcurl missing included).
     row(gguf::make_code(gguf::domains::remote, 1), io, exit_io),
     row(gguf::make_code(gguf::domains::remote, 2), io, exit_io),
+    row(gguf::make_code(gguf::domains::remote, 3), io, exit_io),
 };
 
 // A code no row names: remote's domain is transfers only (a code it adds later is I/O too); any

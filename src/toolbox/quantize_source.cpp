@@ -3,8 +3,6 @@
 // batch of quantized rows and copies out of it, converting the next batch when the offsets pass its
 // end. A batch is whole rows of one matrix (an expert's importance weights change at a matrix
 // boundary), about batch_values values: the memory is a batch, never a tensor.
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -19,6 +17,8 @@
 #include "minfer/quant/validate.hpp"
 #include "minfer/quant/errors.hpp"
 #include "quantize_internal.hpp"
+
+#include "minfer/gguf/page_advice.hpp"
 
 namespace minfer::toolbox::quantize_detail {
 namespace {
@@ -73,7 +73,7 @@ private:
             // memcpy: the mapping's alignment is the file's, which need not be a float's.
             if (bytes.size() < (first + n_values) * sizeof(float)) return short_error(bytes.size());
             std::memcpy(values_.data(), bytes.data() + first * sizeof(float), static_cast<std::size_t>(n_values * sizeof(float)));
-        } else if (auto r = quant::dequantize_range(info.type, bytes, first, values_); !r) {
+        } else if (auto r = quant::dequantize_range(info.type, bytes, first, values_, job_.threads); !r) {
             gguf::error e = std::move(r).error();
             if (e.subject.empty()) e.subject = info.name;
             return gguf::unexpected(std::move(e));
@@ -102,7 +102,13 @@ private:
         if (auto r = validate(row, k); !r) return r;
         begin_ = row * out_row_;
         end_ = begin_ + k * out_row_;
-        drop_pages(bytes, quant::bytes_for(info.type, first), quant::bytes_for(info.type, first + n_values));
+        // The input bytes of these rows are read for good (the writer asks in order): their pages
+        // leave this process (they stay in the page cache), so the resident set is the batch, not
+        // the whole input. Only for a mapping: memory a file was read into must not be discarded.
+        if (job_.m->parts()[job_.t.part].file.mapped()) {
+            const std::uint64_t from = quant::bytes_for(info.type, first), to = quant::bytes_for(info.type, first + n_values);
+            if (to <= bytes.size()) gguf::release_pages(bytes.subspan(from, to - from));
+        }
         return {};
     }
 
@@ -125,19 +131,6 @@ private:
                    " of the row is " + (bad->nan ? "NaN" : "infinite") +
                    ": a weight is beyond the type's range (llama.cpp refuses it too: quantized data validation failed)";
         return gguf::unexpected(std::move(e));
-    }
-
-    // The input bytes [from, to) of this tensor are read for good (the writer asks in order): give
-    // their pages back. They are clean pages of a read-only file mapping, so MADV_DONTNEED only drops
-    // them from this process (a later read would fetch them again); without it the whole input ends
-    // up counted in the process's resident memory, though nothing but the batch is needed. Only whole
-    // pages inside the range; the ones at its edges go with the next batch or stay (a few KiB).
-    static void drop_pages(std::span<const std::byte> bytes, std::uint64_t from, std::uint64_t to) noexcept {
-        static const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
-        if (page == 0 || to <= from || to > bytes.size()) return;
-        const auto base = reinterpret_cast<std::uintptr_t>(bytes.data());
-        const std::uintptr_t lo = (base + from + page - 1) / page * page, hi = (base + to) / page * page;
-        if (hi > lo) (void)::madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_DONTNEED);
     }
 
     void release() noexcept {

@@ -75,7 +75,7 @@ TEST(ErrorIds, EveryLibraryNamesItsOwnCodes) {
     EXPECT_EQ(find_error_domain(domains::check)->library, "check");
 #endif
 #ifdef MINFER_TEST_REMOTE
-    EXPECT_EQ(names_of(domains::remote), (std::vector<std::string_view>{"range_ignored", "bad_content_range"}));
+    EXPECT_EQ(names_of(domains::remote), (std::vector<std::string_view>{"range_ignored", "bad_content_range", "library_unavailable"}));
     EXPECT_EQ(to_string(minfer::remote::codes::bad_content_range), "bad_content_range");
 #endif
     for (std::uint8_t d : {domains::gguf_write, domains::quant}) {

@@ -352,6 +352,37 @@ TEST(Arrays, LargeStringArray) {
     EXPECT_EQ(a->string_at(12345).value_or(""), "tok12345");
 }
 
+// file_view::string_item: the marks the parse leaves every string_mark_stride items give every item
+// of long arrays (around each mark, the last item, two arrays in one file) exactly as the walk does;
+// short arrays, other views' kvs and wrong indexes are answered as string_at answers them.
+TEST(Arrays, StringItemFromTheParsesMarks) {
+    constexpr std::uint64_t stride = file_view::string_mark_stride;
+    const std::uint64_t n = 5 * stride + 7;
+    gguf_bytes g;
+    g.header(3, 0, 4).kv_array("vocab", value_type::string, n);
+    for (std::uint64_t i = 0; i < n; ++i) g.str(std::string(i % 13, 'x') + std::to_string(i));  // lengths vary
+    g.kv_array("merges", value_type::string, stride + 1);
+    for (std::uint64_t i = 0; i <= stride; ++i) g.str("m" + std::to_string(i));
+    g.kv_strings("short", {"a", "bb"});
+    g.kv_u32("scalar", 7);
+    auto r = file_view::parse(g.span());
+    ASSERT_TRUE(r) << r.error().message();
+    const kv* vocab = r->find("vocab");
+    ASSERT_NE(vocab, nullptr);
+    auto walk = vocab->get<array_view>()->string_table();
+    ASSERT_TRUE(walk);
+    for (std::uint64_t i = 0; i < n; ++i) ASSERT_EQ(r->string_item(*vocab, i).value_or("?"), (*walk)[i]) << i;
+    EXPECT_EQ(r->string_item(*r->find("merges"), stride).value_or("?"), "m" + std::to_string(stride));
+    EXPECT_EQ(r->string_item(*r->find("merges"), stride - 1).value_or("?"), "m" + std::to_string(stride - 1));
+    EXPECT_EQ(r->string_item(*r->find("short"), 1).value_or("?"), "bb");
+    EXPECT_TRUE(error_is(error_of(r->string_item(*vocab, n)),
+                         {.code = errc::index_out_of_range, .where = section::access, .expected = n, .found = n}));
+    EXPECT_EQ(error_of(r->string_item(*r->find("scalar"), 0)).code, errc::type_mismatch);
+    // a kv of another view (a copy of the record): the walk, same answer
+    const kv copy = *vocab;
+    EXPECT_EQ(r->string_item(copy, 3 * stride + 5).value_or("?"), (*walk)[3 * stride + 5]);
+}
+
 TEST(Arrays, TokenIdsFromTheFileAreNotTrustedAsIndices) {
     // CVE-2025-49847 style: a special-token id past the vocabulary. Indexing with it is refused.
     gguf_bytes g = kv_file(3, [](gguf_bytes& b) {
