@@ -1,4 +1,5 @@
-// The quantizers' searches in AVX2 lanes (the k-quants' in src/quant/avx2_fit.cpp, the IQ types' in
+// The quantizers' searches in AVX2 lanes (the k-quants' in src/quant/avx2_fit.cpp, with their final
+// requantization and q3_K's high-bit split, the IQ types' in
 // src/quant/avx2_iq_search.cpp and avx2_iq1_search.cpp) against the scalar searches, on arbitrary
 // values: byte 0 picks the type (q2_K, q3_K, q4_K, q5_K, q6_K, iq4_nl, iq4_xs, iq2_xxs, iq2_xs,
 // iq2_s, iq3_xxs, iq3_s, modulo 12) and, by the next bit of byte 0 / 12, whether the last 256 values

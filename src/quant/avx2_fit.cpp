@@ -295,13 +295,50 @@ void fit_q3_lanes(int n, int nmax, const float* x, std::int8_t* L, float* scale_
     store_signed_levels(L, out, n, nmax, _mm256_movemask_ps(negligible));
 }
 
+// The k-quants' last step, 8 values per instruction: each value divided by the block's final scale
+// (_mm256_div_ps is the IEEE division the scalar `/` is), rounded by nearest_int's bit trick, clamped
+// and offset exactly as the scalar loop does, value by value (no value depends on another).
+void requantize_lanes(const float* x, int n, float d, bool with_add, float add, int lo, int hi, int offset,
+                      std::uint8_t* L) {
+    const __m256 vd = _mm256_set1_ps(d), va = _mm256_set1_ps(add);
+    const __m256i vlo = _mm256_set1_epi32(lo), vhi = _mm256_set1_epi32(hi), voff = _mm256_set1_epi32(offset);
+    alignas(32) std::int32_t out[lanes];
+    for (int i = 0; i < n; i += lanes) {
+        __m256 v = _mm256_loadu_ps(x + i);
+        if (with_add) v = _mm256_add_ps(v, va);
+        __m256i l = nearest_int_x8(_mm256_div_ps(v, vd));
+        l = _mm256_add_epi32(_mm256_min_epi32(_mm256_max_epi32(l, vlo), vhi), voff);  // clamp(l, lo, hi) + offset
+        _mm256_store_si256(reinterpret_cast<__m256i*>(out), l);
+        for (int k = 0; k < lanes; ++k) L[i + k] = static_cast<std::uint8_t>(out[k]);
+    }
+}
+
+// q3_K's split of 256 levels into their high bit (hmask: value i + 32 b is bit b of byte i) and low
+// bits: ggml's `if (L[j] > 3) { set the bit; L[j] -= 4; }`, 32 values per instruction (a signed byte
+// comparison, as the scalar one on int8_t).
+void q3_split_high_lanes(const std::int8_t* L, std::uint8_t* U, std::uint8_t* hmask) {
+    __m256i mask = _mm256_setzero_si256();
+    const __m256i three = _mm256_set1_epi8(3), four = _mm256_set1_epi8(4);
+    for (int b = 0; b < 8; ++b) {
+        const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(L + 32 * b));
+        const __m256i high = _mm256_cmpgt_epi8(v, three);
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(U + 32 * b), _mm256_sub_epi8(v, _mm256_and_si256(high, four)));
+        mask = _mm256_or_si256(mask, _mm256_and_si256(high, _mm256_set1_epi8(static_cast<char>(1 << b))));
+    }
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(hmask), mask);
+}
+
 }  // namespace
 
+q3_split_high_fn avx2_q3_split_high() noexcept { return q3_split_high_lanes; }
+requantize_fn avx2_requantize() noexcept { return requantize_lanes; }
 fit_with_min_x8_fn avx2_fit_with_min_x8() noexcept { return fit_with_min_lanes; }
 fit_q3_x8_fn avx2_fit_q3_x8() noexcept { return fit_q3_lanes; }
 fit_symmetric_x8_fn avx2_fit_symmetric_x8() noexcept { return fit_symmetric_lanes; }
 
 #else
+q3_split_high_fn avx2_q3_split_high() noexcept { return nullptr; }
+requantize_fn avx2_requantize() noexcept { return nullptr; }
 fit_with_min_x8_fn avx2_fit_with_min_x8() noexcept { return nullptr; }
 fit_q3_x8_fn avx2_fit_q3_x8() noexcept { return nullptr; }
 fit_symmetric_x8_fn avx2_fit_symmetric_x8() noexcept { return nullptr; }

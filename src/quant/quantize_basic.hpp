@@ -208,4 +208,9 @@ void iq4_levels(const float* x, int n, float id, std::uint8_t* L);
 row_quantizer legacy_quantizer(gguf::tensor_type type) noexcept;  // quantize_legacy.cpp
 row_quantizer k_quantizer(gguf::tensor_type type) noexcept;       // quantize_k.cpp
 
+/// q3_K's split of 256 levels into the low levels U and the high-bit mask (32 bytes; value i + 32 b
+/// is bit b of byte i): ggml's `if (L[j] > 3) { set the bit; L[j] -= 4; }` (quantize_k.cpp; the
+/// AVX2 version is avx2_q3_split_high, quantize_kernels.hpp).
+void q3_split_high(const std::int8_t* L, std::uint8_t* U, std::uint8_t* hmask);
+
 }  // namespace minfer::quant::detail::qb

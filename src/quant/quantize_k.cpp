@@ -243,6 +243,21 @@ void fit_eight(fit_with_min_x8_fn lanes, int n, int nmax, const float* x, const 
         scales[j] = fit_with_min(n, nmax, x + n * j, weights + n * j, L + n * j, &mins[j], Laux, rmin, rdelta, nstep, use_mad);
 }
 
+/// ggml's requantization of n values with a block's final scale d (and the minimum `add` when
+/// with_add): L[i] = clamp(nearest_int(x[i] / d), lo, hi) + offset, or nearest_int((x[i] + add) / d).
+/// In AVX2 lanes when they are the active set (avx2_fit.cpp; the same bits value by value).
+void requantize(const float* x, int n, float d, bool with_add, float add, int lo, int hi, int offset,
+                std::uint8_t* L) {
+    if (const requantize_fn lanes = active_isa() == isa::avx2 ? avx2_requantize() : nullptr; lanes != nullptr) {
+        lanes(x, n, d, with_add, add, lo, hi, offset, L);
+        return;
+    }
+    for (int i = 0; i < n; ++i) {
+        const int l = with_add ? nearest_int((x[i] + add) / d) : nearest_int(x[i] / d);
+        L[i] = static_cast<std::uint8_t>(clamp(l, lo, hi) + offset);
+    }
+}
+
 // ---- q2_K: scales [16], qs [64], d f16, dmin f16 ----
 
 /// Requantize with the stored (4-bit, f16-rounded) scales and mins, the values the reader will use.
@@ -252,7 +267,7 @@ void q2_k_requantize(const float* x, std::uint8_t* y, std::uint8_t* L) {
         const float d = dall * static_cast<float>(y[j] & 0xf);
         if (d == 0.0f) continue;
         const float dm = dmin * static_cast<float>(y[j] >> 4);
-        for (int ii = 0; ii < 16; ++ii) L[16 * j + ii] = static_cast<std::uint8_t>(clamp(nearest_int((x[16 * j + ii] + dm) / d), 0, 3));
+        requantize(x + 16 * j, 16, d, true, dm, 0, 3, 0, L + 16 * j);
     }
     pack_2bit(L, y + 16);
 }
@@ -319,6 +334,26 @@ void q3_k_put_scale(std::uint8_t* sc, int j, int l) {
     sc[j % 4 + 8] = static_cast<std::uint8_t>(sc[j % 4 + 8] | (l << (2 * (j / 4))));
 }
 
+}  // namespace
+
+/// ggml's split of q3_K's levels: the high bit of value j goes to bit j / 32 of hmask[j % 32], the
+/// value keeps its low bits (`if (L[j] > 3) { set the bit; L[j] -= 4; }`). Without the branch (on
+/// real weights it is taken half the time at random) and by mask byte, so no byte is read back.
+void q3_split_high(const std::int8_t* L, std::uint8_t* U, std::uint8_t* hmask) {
+    for (int i = 0; i < 32; ++i) {
+        unsigned h = 0;
+        for (int b = 0; b < 8; ++b) {
+            const int j = i + 32 * b;
+            const int high = L[j] > 3 ? 1 : 0;
+            h |= static_cast<unsigned>(high) << b;
+            U[j] = static_cast<std::uint8_t>(L[j] - 4 * high);
+        }
+        hmask[i] = static_cast<std::uint8_t>(h);
+    }
+}
+
+namespace {
+
 /// Requantize with the stored scales and split the 3-bit levels into qs and the high-bit mask.
 void q3_k_finish(const float* x, std::uint8_t* y, std::int8_t* L) {
     const std::uint8_t* sc = y + 96;
@@ -328,19 +363,15 @@ void q3_k_finish(const float* x, std::uint8_t* y, std::int8_t* L) {
         s = static_cast<std::int8_t>((s | (((sc[8 + j % 4] >> (2 * (j / 4))) & 3) << 4)) - 32);
         const float d = dall * static_cast<float>(s);
         if (d == 0.0f) continue;
-        for (int ii = 0; ii < 16; ++ii) L[16 * j + ii] = static_cast<std::int8_t>(clamp(nearest_int(x[16 * j + ii] / d), -4, 3) + 4);
+        requantize(x + 16 * j, 16, d, false, 0.f, -4, 3, 4, reinterpret_cast<std::uint8_t*>(L + 16 * j));
     }
     std::uint8_t* hmask = y;
-    std::memset(hmask, 0, 32);
-    // The high bit of value j goes to bit j / 32 of hmask[j % 32].
-    for (int j = 0; j < qk; ++j) {
-        if (L[j] > 3) {
-            hmask[j % 32] = static_cast<std::uint8_t>(hmask[j % 32] | (1u << (j / 32)));
-            L[j] = static_cast<std::int8_t>(L[j] - 4);
-        }
-    }
     std::uint8_t U[qk];
-    for (int j = 0; j < qk; ++j) U[j] = static_cast<std::uint8_t>(L[j]);
+    if (const q3_split_high_fn lanes = active_isa() == isa::avx2 ? avx2_q3_split_high() : nullptr; lanes != nullptr) {
+        lanes(L, U, hmask);
+    } else {
+        q3_split_high(L, U, hmask);
+    }
     pack_2bit(U, y + 32);
 }
 
@@ -432,7 +463,7 @@ void k4_requantize(const float* x, const std::uint8_t* y, std::uint8_t* L, int n
         const float d = dall * static_cast<float>(sc);
         if (d == 0.0f) continue;
         const float dm = dmin * static_cast<float>(m);
-        for (int ii = 0; ii < 32; ++ii) L[32 * j + ii] = static_cast<std::uint8_t>(clamp(nearest_int((x[32 * j + ii] + dm) / d), 0, nmax));
+        requantize(x + 32 * j, 32, d, true, dm, 0, nmax, 0, L + 32 * j);
     }
 }
 
@@ -589,7 +620,7 @@ void q6_k_one(const float* x, std::uint8_t* y, const float* qw) {
     for (int j = 0; j < 16; ++j) {
         const float d = dall * static_cast<float>(sc[j]);
         if (d == 0.0f) continue;
-        for (int ii = 0; ii < 16; ++ii) L[16 * j + ii] = static_cast<std::int8_t>(clamp(nearest_int(x[16 * j + ii] / d), -32, 31) + 32);
+        requantize(x + 16 * j, 16, d, false, 0.f, -32, 31, 32, reinterpret_cast<std::uint8_t*>(L + 16 * j));
     }
     std::uint8_t* ql = y;
     std::uint8_t* qh = y + 128;

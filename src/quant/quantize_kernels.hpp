@@ -93,6 +93,20 @@ void scalar_iq1m_split(const float* sumx, const float* sumw, float max, iq1_spli
 iq1_split_fn avx2_iq1s_split() noexcept;
 iq1_split_fn avx2_iq1m_split() noexcept;
 
+/// ggml's last step of q2_K … q6_K: L[i] = clamp(nearest_int(x[i] / d), lo, hi) + offset, or with
+/// `with_add` clamp(nearest_int((x[i] + add) / d), lo, hi) + offset (the minimum of q2_K, q4_K, q5_K),
+/// for n values (a multiple of 8). The same bits as the scalar loop value by value.
+using requantize_fn = void (*)(const float* x, int n, float d, bool with_add, float add, int lo, int hi, int offset,
+                               std::uint8_t* L);
+/// Its AVX2 version (avx2_fit.cpp, 8 values at a time), nullptr when this build has none.
+requantize_fn avx2_requantize() noexcept;
+
+/// q3_K's split of 256 levels (int8) into the high-bit mask (32 bytes: value i + 32 b is bit b of byte
+/// i) and the low levels U (ggml: `if (L[j] > 3) { hmask bit; L[j] -= 4; }`).
+using q3_split_high_fn = void (*)(const std::int8_t* L, std::uint8_t* U, std::uint8_t* hmask);
+/// Its AVX2 version (avx2_fit.cpp), nullptr when this build has none.
+q3_split_high_fn avx2_q3_split_high() noexcept;
+
 /// quantize_basic.cpp: the quantizer of `type`, or nullptr if it is not of that family.
 row_quantizer basic_quantizer(gguf::tensor_type type) noexcept;
 /// quantize_iq.cpp: the quantizer of a codebook type, or nullptr.

@@ -128,6 +128,70 @@ struct shape {
     int n, nmax;
 };
 
+// The k-quants' last step (ggml's requantization with the block's final scale, with and without
+// the minimum added) in lanes against the scalar expression, value by value: every kind of
+// sub-block, scales of every sign and size (0, subnormal, NaN, Inf included), each type's range.
+TEST(QuantizeLanes, RequantizeInLanesIsTheScalarLoop) {
+    const detail::requantize_fn lanes = detail::avx2_requantize();
+    if (lanes == nullptr || !quant::isa_supported(quant::isa::avx2)) GTEST_SKIP() << "no AVX2 lanes in this build or CPU";
+    struct range {
+        bool with_add;
+        int lo, hi, offset;
+    };
+    const range ranges[] = {{true, 0, 3, 0}, {false, -4, 3, 4}, {true, 0, 15, 0}, {true, 0, 31, 0}, {false, -32, 31, 32}};
+    std::mt19937 rng(29);
+    std::normal_distribution<float> g(0.f, 1.f);
+    const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+    const float special_d[] = {0.f, -0.f, 1e-40f, -1e-40f, nan, inf, -inf, 1e30f, 1e-30f};
+    float x[32], w[32];
+    for (int round = 0; round < 20000; ++round) {
+        const int n = round % 2 ? 32 : 16;
+        make_sub_block(round % kinds, n, rng, x, w);
+        const range& r = ranges[static_cast<std::size_t>(round) % std::size(ranges)];
+        const float d = round % 7 == 0 ? special_d[static_cast<std::size_t>(round / 7) % std::size(special_d)]
+                                       : g(rng) * (round % 3 ? 0.1f : 10.f);
+        const float add = round % 5 == 0 ? special_d[static_cast<std::size_t>(round / 5) % std::size(special_d)] : g(rng);
+        std::uint8_t got[32], want[32];
+        lanes(x, n, d, r.with_add, add, r.lo, r.hi, r.offset, got);
+        for (int i = 0; i < n; ++i) {
+            const int l = r.with_add ? detail::qb::nearest_int((x[i] + add) / d) : detail::qb::nearest_int(x[i] / d);
+            want[i] = static_cast<std::uint8_t>(detail::qb::clamp(l, r.lo, r.hi) + r.offset);
+        }
+        ASSERT_EQ(std::memcmp(got, want, static_cast<std::size_t>(n)), 0)
+            << "round " << round << ", d " << d << ", add " << add << ", range " << r.lo << ".." << r.hi;
+    }
+}
+
+// q3_K's high-bit split in lanes against the scalar one: levels 0..7 (what the quantizer makes) and
+// every int8 value (what the comparison must treat as signed).
+TEST(QuantizeLanes, Q3HighBitSplitInLanesIsTheScalarSplit) {
+    const detail::q3_split_high_fn lanes = detail::avx2_q3_split_high();
+    if (lanes == nullptr || !quant::isa_supported(quant::isa::avx2)) GTEST_SKIP() << "no AVX2 lanes in this build or CPU";
+    std::mt19937 rng(3);
+    std::int8_t L[256];
+    for (int round = 0; round < 2000; ++round) {
+        for (auto& l : L) l = static_cast<std::int8_t>(round % 2 ? static_cast<int>(rng() % 8) : static_cast<int>(rng() % 256) - 128);
+        std::uint8_t u_lanes[256], u_scalar[256], h_lanes[32], h_scalar[32];
+        lanes(L, u_lanes, h_lanes);
+        detail::qb::q3_split_high(L, u_scalar, h_scalar);
+        ASSERT_EQ(std::memcmp(u_lanes, u_scalar, 256), 0) << "round " << round;
+        ASSERT_EQ(std::memcmp(h_lanes, h_scalar, 32), 0) << "round " << round;
+    }
+    // and the scalar split is ggml's branchy loop
+    for (auto& l : L) l = static_cast<std::int8_t>(static_cast<int>(rng() % 256) - 128);
+    std::int8_t ggml[256];
+    std::memcpy(ggml, L, 256);
+    std::uint8_t hmask[32] = {}, u[256], h[32];
+    for (int j = 0; j < 256; ++j)
+        if (ggml[j] > 3) {
+            hmask[j % 32] = static_cast<std::uint8_t>(hmask[j % 32] | (1u << (j / 32)));
+            ggml[j] = static_cast<std::int8_t>(ggml[j] - 4);
+        }
+    detail::qb::q3_split_high(L, u, h);
+    EXPECT_EQ(std::memcmp(u, ggml, 256), 0);
+    EXPECT_EQ(std::memcmp(h, hmask, 32), 0);
+}
+
 TEST(QuantizeLanes, FitWithMinInLanesIsTheScalarSearch) {
     if (!quant::isa_supported(quant::isa::avx2) || detail::avx2_fit_with_min_x8() == nullptr)
         GTEST_SKIP() << "no AVX2 in this CPU or build: the lanes search is never used here";
