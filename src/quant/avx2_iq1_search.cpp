@@ -111,7 +111,7 @@ void iq1s_split_lanes(const float* sumx_in, const float* sumw_in, float max, iq1
 //   qx[h][s] = top_x[h][s] - (sumx[h][i1] + sumx[h][i2])
 //   q2[h][s] = d12[s] * sumw[h][i2] + (d01[s] * sumw[h][i1] + top_w[h][s])
 // and combination k's sums qx[0][k / 2] + qx[1][k % 2], likewise q2; per pair k = 0..3 in order.
-void iq1m_split_lanes(const float* sumx_in, const float* sumw_in, float max, iq1_split& best) {
+void iq1m_split_sequential(const float* sumx_in, const float* sumw_in, float max, iq1_split& best) {
     constexpr int bs = 16;
     float sumx[2][bs + 1 + 8] = {}, sumw[2][bs + 1 + 8] = {};
     for (int h = 0; h < 2; ++h) {
@@ -181,6 +181,136 @@ void iq1m_split_lanes(const float* sumx_in, const float* sumw_in, float max, iq1
             }
         }
     }
+}
+
+
+// iq1_m's split search without the sequential choice, when it can be shown to give the same result.
+// A group has about 28 candidates that pass their test against the best so far (the score rises
+// along ggml's order), and each of those costs the sequential search a division and a new test of
+// the step's other candidates, one after the other. Instead, every candidate's score
+// f = (sumqx / sumq2) * sumqx (what ggml's best_score becomes if it takes it) is computed in lanes,
+// and c = the first candidate of the largest score is checked to be what the sequential choice ends on:
+//  (a) fl(qx_c * qx_c) > fl(F * q2_c), F the largest score among the other candidates with
+//      sumq2 > 0 (and at least -FLT_MAX, ggml's starting best). The best when the scan reaches c is
+//      the score of a candidate before c that was taken (taken ones have sumq2 > 0, so their score is
+//      at most F) or -FLT_MAX; rounding is monotone, so fl(best * q2_c) <= fl(F * q2_c) (q2_c > 0)
+//      and c passes its test: it is taken, with best_score = f_c.
+//  (b) no candidate after c passes ggml's test against f_c: the exact test, in lanes.
+// Then the sequential choice takes c and nothing after it: the same scale, cut points and shift. A
+// NaN score, or either check failing (near-equal scores, where rounding decides), runs the
+// sequential search instead.
+void iq1m_split_lanes(const float* sumx_in, const float* sumw_in, float max, iq1_split& best) {
+    constexpr int bs = 16;
+    constexpr int max_steps = 27;  // ceil((17 - i1) / 8) summed over i1 = 0..16
+    float sumx[2][bs + 1 + 8] = {}, sumw[2][bs + 1 + 8] = {};
+    for (int h = 0; h < 2; ++h) {
+        for (int i = 0; i <= bs; ++i) {
+            sumx[h][i] = sumx_in[(bs + 1) * h + i];
+            sumw[h][i] = sumw_in[(bs + 1) * h + i];
+        }
+    }
+    float top_x[2][2], top_w[2][2], d01[2], d12[2];
+    for (int s = 0; s < 2; ++s) {
+        const float* l = s == 0 ? x_p : x_m;
+        d01[s] = l[0] * l[0] - l[1] * l[1];
+        d12[s] = l[1] * l[1] - l[2] * l[2];
+        for (int h = 0; h < 2; ++h) {
+            top_x[h][s] = sumx[h][bs] * l[2];
+            top_w[h][s] = sumw[h][bs] * l[2] * l[2];
+        }
+    }
+    // Every step's candidates (combination k of lane j: ggml's bit 4j + k), its sums and scores
+    // (-FLT_MAX where sumq2 > 0 fails or past the step's count).
+    alignas(32) float all_qx[max_steps][4][8], all_q2[max_steps][4][8], all_f[max_steps][4][8];
+    int step_i1[max_steps], step_i2[max_steps], step_count[max_steps];
+    int steps = 0;
+    const __m256 lowest = _mm256_set1_ps(-FLT_MAX);
+    __m256 top1 = lowest, top2 = lowest;  // per lane the two largest scores (a multiset: equal ones twice)
+    __m256 nan = _mm256_setzero_ps();
+    for (int i1 = 0; i1 <= bs; ++i1) {
+        __m256 tx[2][2], cw[2][2], dw[2];
+        for (int s = 0; s < 2; ++s) {
+            dw[s] = _mm256_set1_ps(d12[s]);
+            for (int h = 0; h < 2; ++h) {
+                tx[h][s] = _mm256_set1_ps(top_x[h][s]);
+                cw[h][s] = _mm256_set1_ps(d01[s] * sumw[h][i1] + top_w[h][s]);
+            }
+        }
+        const __m256 x1[2] = {_mm256_set1_ps(sumx[0][i1]), _mm256_set1_ps(sumx[1][i1])};
+        for (int i2 = i1; i2 <= bs; i2 += 8, ++steps) {
+            const int count = bs + 1 - i2 < 8 ? bs + 1 - i2 : 8;
+            step_i1[steps] = i1;
+            step_i2[steps] = i2;
+            step_count[steps] = count;
+            __m256 qx[2][2], q2[2][2];
+            for (int h = 0; h < 2; ++h) {
+                const __m256 px = _mm256_add_ps(x1[h], _mm256_loadu_ps(sumx[h] + i2));
+                const __m256 w2 = _mm256_loadu_ps(sumw[h] + i2);
+                for (int s = 0; s < 2; ++s) {
+                    qx[h][s] = _mm256_sub_ps(tx[h][s], px);
+                    q2[h][s] = _mm256_add_ps(_mm256_mul_ps(dw[s], w2), cw[h][s]);
+                }
+            }
+            const __m256 valid = first_lanes(count);
+            for (int k = 0; k < 4; ++k) {
+                const __m256 sqx = _mm256_add_ps(qx[0][k / 2], qx[1][k % 2]);
+                const __m256 sq2 = _mm256_add_ps(q2[0][k / 2], q2[1][k % 2]);
+                const __m256 f = _mm256_mul_ps(_mm256_div_ps(sqx, sq2), sqx);  // ggml's scale, then best_score
+                const __m256 can = _mm256_and_ps(valid, _mm256_cmp_ps(sq2, _mm256_setzero_ps(), _CMP_GT_OQ));
+                nan = _mm256_or_ps(nan, _mm256_and_ps(can, _mm256_cmp_ps(f, f, _CMP_UNORD_Q)));
+                const __m256 fm = _mm256_blendv_ps(lowest, f, can);
+                top2 = _mm256_max_ps(top2, _mm256_min_ps(top1, fm));
+                top1 = _mm256_max_ps(top1, fm);
+                _mm256_store_ps(all_qx[steps][k], sqx);
+                _mm256_store_ps(all_q2[steps][k], sq2);
+                _mm256_store_ps(all_f[steps][k], fm);
+            }
+        }
+    }
+    if (_mm256_movemask_ps(nan) != 0) return iq1m_split_sequential(sumx_in, sumw_in, max, best);
+    // The largest score M and the largest among the others F, over the 8 lanes' pairs.
+    alignas(32) float t1[8], t2[8];
+    _mm256_store_ps(t1, top1);
+    _mm256_store_ps(t2, top2);
+    float M = t1[0], F = t2[0];
+    for (int j = 1; j < 8; ++j) {
+        const float lo = t1[j] < M ? t1[j] : M;
+        M = t1[j] < M ? M : t1[j];
+        F = F < lo ? lo : F;
+        F = F < t2[j] ? t2[j] : F;
+    }
+    best = iq1_split{};
+    best.scale = max;
+    if (M == -FLT_MAX) return;  // no candidate has sumq2 > 0 (a score is >= 0 or NaN): ggml takes none
+    // c: the first candidate scoring M, in ggml's order.
+    const __m256 vM = _mm256_set1_ps(M);
+    int cs = 0, bit = -1;
+    for (; cs < steps && bit < 0; ++cs) {
+        std::uint32_t eq = 0;
+        for (int k = 0; k < 4; ++k)
+            eq |= _pdep_u32(static_cast<unsigned>(_mm256_movemask_ps(_mm256_cmp_ps(_mm256_load_ps(all_f[cs][k]), vM, _CMP_EQ_OQ))),
+                            0x11111111u << k);
+        if (eq != 0) bit = __builtin_ctz(eq);
+    }
+    if (bit < 0) return iq1m_split_sequential(sumx_in, sumw_in, max, best);  // not reached: M is a score
+    --cs;
+    const int cj = bit / 4, ck = bit % 4;
+    const float qx_c = all_qx[cs][ck][cj], q2_c = all_q2[cs][ck][cj];
+    if (!(qx_c * qx_c > F * q2_c)) return iq1m_split_sequential(sumx_in, sumw_in, max, best);  // (a)
+    const float score = (qx_c / q2_c) * qx_c;  // ggml's update on taking c
+    const float scale = qx_c / q2_c;
+    for (int s = cs; s < steps; ++s) {  // (b)
+        const __m256 valid = first_lanes(step_count[s]);
+        std::uint32_t later = 0;
+        for (int k = 0; k < 4; ++k)
+            later |= _pdep_u32(passing(_mm256_load_ps(all_qx[s][k]), _mm256_load_ps(all_q2[s][k]), score, valid), 0x11111111u << k);
+        if (s == cs) later &= ~((2u << bit) - 1);  // 2u << 31 is 0: nothing after the last bit
+        if (later != 0) return iq1m_split_sequential(sumx_in, sumw_in, max, best);
+    }
+    best.scale = scale;
+    best.i1 = step_i1[cs];
+    best.i2 = step_i2[cs] + cj;
+    best.shift = ck;
 }
 
 }  // namespace

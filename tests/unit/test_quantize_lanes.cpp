@@ -488,6 +488,42 @@ TEST(QuantizeLanes, Iq1SplitSearchesInLanesAreTheScalarSearches) {
     EXPECT_GT(ties, 1000);
 }
 
+// iq1_m's split lanes take the first candidate of the largest score when two checks show that the
+// sequential choice ends there, and run the sequential search otherwise (see iq1m_split_lanes).
+// Here the groups are made so that the checks fail often: a few distinct values and weights,
+// each nudged by a few ulps (scores equal or a rounding apart), weights of both signs (sumq2 <= 0
+// for some candidates or all) and all-zero weights (no candidate qualifies).
+TEST(QuantizeLanes, Iq1mSplitLanesNearTiesAreTheScalarSearch) {
+    const detail::iq1_split_fn m_lanes = detail::avx2_iq1m_split();
+    if (!quant::isa_supported(quant::isa::avx2) || m_lanes == nullptr) GTEST_SKIP() << "no AVX2 in this CPU or build";
+    std::mt19937 rng(2626u);
+    for (int round = 0; round < 40000; ++round) {
+        float x[16], w[16];
+        const int kind = round % 4;
+        const float c = 0.25f * static_cast<float>(1 + rng() % 8);
+        for (int i = 0; i < 16; ++i) {
+            const float nudge = 1.f + static_cast<float>(static_cast<int>(rng() % 5) - 2) * 0x1p-23f;
+            x[i] = c * static_cast<float>(static_cast<int>(rng() % 5) - 2) * (kind == 0 ? 1.f : nudge);
+            switch (kind) {
+                case 0: case 1: w[i] = static_cast<float>(1 + rng() % 2) * (rng() % 2 ? nudge : 1.f); break;
+                case 2: w[i] = (rng() % 3 == 0 ? -1.f : 1.f) * nudge; break;  // sumq2 of either sign
+                default: w[i] = round % 8 == 3 ? 0.f : nudge * 0x1p-20f; break;  // none qualifies / tiny
+            }
+        }
+        int order[16];
+        for (int i = 0; i < 16; ++i) order[i] = i;
+        std::stable_sort(order, order + 16, [&](int a, int b) { return x[a] < x[b]; });
+        float max = 0;
+        for (float v : x) max = std::max(max, std::fabs(v));
+        float sumx[34], sumw[34];
+        iq_lanes::prefix_sums(16, 2, x, w, order, sumx, sumw);
+        detail::iq1_split s, l;
+        detail::scalar_iq1m_split(sumx, sumw, max, s);
+        m_lanes(sumx, sumw, max, l);
+        ASSERT_TRUE(iq_lanes::same_split(s, l)) << "round " << round;
+    }
+}
+
 // iq1_s / iq1_m's neighbour search (iq1_find_best_neighbour2's list): every off-grid key of the iq1
 // lattice with both level sets, random values, weights and scales (non-finite, zero and negative
 // ones too), and points on the lattice with equal weights (many equal distances: the first wins).
