@@ -225,7 +225,9 @@ void iq1m_split_lanes(const float* sumx_in, const float* sumw_in, float max, iq1
     int step_i1[max_steps], step_i2[max_steps], step_count[max_steps];
     int steps = 0;
     const __m256 lowest = _mm256_set1_ps(-FLT_MAX);
-    __m256 top1 = lowest, top2 = lowest;  // per lane the two largest scores (a multiset: equal ones twice)
+    // Per lane the two largest scores (a multiset: equal ones twice), in two pairs of accumulators
+    // (combinations 0, 1 and 2, 3) so that the max chains overlap; merged below.
+    __m256 top1[2] = {lowest, lowest}, top2[2] = {lowest, lowest};
     __m256 nan = _mm256_setzero_ps();
     for (int i1 = 0; i1 <= bs; ++i1) {
         __m256 tx[2][2], cw[2][2], dw[2];
@@ -252,6 +254,7 @@ void iq1m_split_lanes(const float* sumx_in, const float* sumw_in, float max, iq1
                 }
             }
             const __m256 valid = first_lanes(count);
+#pragma GCC unroll 4
             for (int k = 0; k < 4; ++k) {
                 const __m256 sqx = _mm256_add_ps(qx[0][k / 2], qx[1][k % 2]);
                 const __m256 sq2 = _mm256_add_ps(q2[0][k / 2], q2[1][k % 2]);
@@ -259,8 +262,8 @@ void iq1m_split_lanes(const float* sumx_in, const float* sumw_in, float max, iq1
                 const __m256 can = _mm256_and_ps(valid, _mm256_cmp_ps(sq2, _mm256_setzero_ps(), _CMP_GT_OQ));
                 nan = _mm256_or_ps(nan, _mm256_and_ps(can, _mm256_cmp_ps(f, f, _CMP_UNORD_Q)));
                 const __m256 fm = _mm256_blendv_ps(lowest, f, can);
-                top2 = _mm256_max_ps(top2, _mm256_min_ps(top1, fm));
-                top1 = _mm256_max_ps(top1, fm);
+                top2[k / 2] = _mm256_max_ps(top2[k / 2], _mm256_min_ps(top1[k / 2], fm));
+                top1[k / 2] = _mm256_max_ps(top1[k / 2], fm);
                 _mm256_store_ps(all_qx[steps][k], sqx);
                 _mm256_store_ps(all_q2[steps][k], sq2);
                 _mm256_store_ps(all_f[steps][k], fm);
@@ -270,8 +273,8 @@ void iq1m_split_lanes(const float* sumx_in, const float* sumw_in, float max, iq1
     if (_mm256_movemask_ps(nan) != 0) return iq1m_split_sequential(sumx_in, sumw_in, max, best);
     // The largest score M and the largest among the others F, over the 8 lanes' pairs.
     alignas(32) float t1[8], t2[8];
-    _mm256_store_ps(t1, top1);
-    _mm256_store_ps(t2, top2);
+    _mm256_store_ps(t1, _mm256_max_ps(top1[0], top1[1]));
+    _mm256_store_ps(t2, _mm256_max_ps(_mm256_min_ps(top1[0], top1[1]), _mm256_max_ps(top2[0], top2[1])));
     float M = t1[0], F = t2[0];
     for (int j = 1; j < 8; ++j) {
         const float lo = t1[j] < M ? t1[j] : M;
@@ -286,11 +289,12 @@ void iq1m_split_lanes(const float* sumx_in, const float* sumw_in, float max, iq1
     const __m256 vM = _mm256_set1_ps(M);
     int cs = 0, bit = -1;
     for (; cs < steps && bit < 0; ++cs) {
-        std::uint32_t eq = 0;
-        for (int k = 0; k < 4; ++k)
-            eq |= _pdep_u32(static_cast<unsigned>(_mm256_movemask_ps(_mm256_cmp_ps(_mm256_load_ps(all_f[cs][k]), vM, _CMP_EQ_OQ))),
-                            0x11111111u << k);
-        if (eq != 0) bit = __builtin_ctz(eq);
+        __m256 eq[4];
+        for (int k = 0; k < 4; ++k) eq[k] = _mm256_cmp_ps(_mm256_load_ps(all_f[cs][k]), vM, _CMP_EQ_OQ);
+        if (_mm256_movemask_ps(_mm256_or_ps(_mm256_or_ps(eq[0], eq[1]), _mm256_or_ps(eq[2], eq[3]))) == 0) continue;
+        std::uint32_t bits = 0;
+        for (int k = 0; k < 4; ++k) bits |= _pdep_u32(static_cast<unsigned>(_mm256_movemask_ps(eq[k])), 0x11111111u << k);
+        bit = __builtin_ctz(bits);
     }
     if (bit < 0) return iq1m_split_sequential(sumx_in, sumw_in, max, best);  // not reached: M is a score
     --cs;
@@ -299,28 +303,77 @@ void iq1m_split_lanes(const float* sumx_in, const float* sumw_in, float max, iq1
     if (!(qx_c * qx_c > F * q2_c)) return iq1m_split_sequential(sumx_in, sumw_in, max, best);  // (a)
     const float score = (qx_c / q2_c) * qx_c;  // ggml's update on taking c
     const float scale = qx_c / q2_c;
-    for (int s = cs; s < steps; ++s) {  // (b)
+    std::uint32_t later = 0;  // (b): c's own step by bit position, then whole steps
+    for (int k = 0; k < 4; ++k)
+        later |= _pdep_u32(passing(_mm256_load_ps(all_qx[cs][k]), _mm256_load_ps(all_q2[cs][k]), score, first_lanes(step_count[cs])),
+                           0x11111111u << k);
+    later &= ~((2u << bit) - 1);  // 2u << 31 is 0: nothing after the last bit
+    for (int s = cs + 1; s < steps; ++s) {
         const __m256 valid = first_lanes(step_count[s]);
-        std::uint32_t later = 0;
-        for (int k = 0; k < 4; ++k)
-            later |= _pdep_u32(passing(_mm256_load_ps(all_qx[s][k]), _mm256_load_ps(all_q2[s][k]), score, valid), 0x11111111u << k);
-        if (s == cs) later &= ~((2u << bit) - 1);  // 2u << 31 is 0: nothing after the last bit
-        if (later != 0) return iq1m_split_sequential(sumx_in, sumw_in, max, best);
+        for (int k = 0; k < 4; ++k) later |= passing(_mm256_load_ps(all_qx[s][k]), _mm256_load_ps(all_q2[s][k]), score, valid);
     }
+    if (later != 0) return iq1m_split_sequential(sumx_in, sumw_in, max, best);
     best.scale = scale;
     best.i1 = step_i1[cs];
     best.i2 = step_i2[cs] + cj;
     best.shift = ck;
 }
 
+
+// A stable ascending sort of n = 8 * Vectors values without NaN, as ranks: value i goes to place
+// #{j : x_j < x_i} + #{j < i : x_j == x_i}. The merge sort (stable, comparing by value only) puts
+// it there too: without NaN, `<` orders the values (with -0 == +0 equal) and a stable sort's result
+// is the only one that keeps equal values in index order. Counted per j over all i in lanes: j
+// counts for i when x_j < x_i if i < j, x_j <= x_i if i > j.
+template <unsigned Vectors>
+bool order_lanes(const float* x, std::uint8_t* order) {
+    constexpr int n = 8 * static_cast<int>(Vectors);
+    __m256 v[Vectors];
+    __m256 nan = _mm256_setzero_ps();
+    for (unsigned m = 0; m < Vectors; ++m) {
+        v[m] = _mm256_loadu_ps(x + 8 * m);
+        nan = _mm256_or_ps(nan, _mm256_cmp_ps(v[m], v[m], _CMP_UNORD_Q));
+    }
+    if (_mm256_movemask_ps(nan) != 0) return false;
+    const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    __m256i rank[Vectors];
+    for (unsigned m = 0; m < Vectors; ++m) rank[m] = _mm256_setzero_si256();
+    for (int j = 0; j < n; ++j) {
+        const __m256 xj = _mm256_set1_ps(x[j]);
+        const unsigned mj = static_cast<unsigned>(j) / 8;
+        for (unsigned m = 0; m < Vectors; ++m) {
+            __m256 counts;
+            if (m < mj) {
+                counts = _mm256_cmp_ps(xj, v[m], _CMP_LT_OQ);
+            } else if (m > mj) {
+                counts = _mm256_cmp_ps(xj, v[m], _CMP_LE_OQ);
+            } else {
+                const __m256 after = _mm256_castsi256_ps(_mm256_cmpgt_epi32(iota, _mm256_set1_epi32(j % 8)));
+                counts = _mm256_blendv_ps(_mm256_cmp_ps(xj, v[m], _CMP_LT_OQ), _mm256_cmp_ps(xj, v[m], _CMP_LE_OQ), after);
+            }
+            rank[m] = _mm256_sub_epi32(rank[m], _mm256_castps_si256(counts));
+        }
+    }
+    alignas(32) std::int32_t r[8 * Vectors];
+    for (unsigned m = 0; m < Vectors; ++m) _mm256_store_si256(reinterpret_cast<__m256i*>(r + 8 * m), rank[m]);
+    for (int i = 0; i < n; ++i) order[r[i]] = static_cast<std::uint8_t>(i);
+    return true;
+}
+
+bool iq1_order_lanes(const float* x, int n, std::uint8_t* order) {
+    return n == 32 ? order_lanes<4>(x, order) : order_lanes<2>(x, order);
+}
+
 }  // namespace
 
 iq1_split_fn avx2_iq1s_split() noexcept { return iq1s_split_lanes; }
 iq1_split_fn avx2_iq1m_split() noexcept { return iq1m_split_lanes; }
+iq1_order_fn avx2_iq1_order() noexcept { return iq1_order_lanes; }
 
 #else
 iq1_split_fn avx2_iq1s_split() noexcept { return nullptr; }
 iq1_split_fn avx2_iq1m_split() noexcept { return nullptr; }
+iq1_order_fn avx2_iq1_order() noexcept { return nullptr; }
 #endif
 
 }  // namespace minfer::quant::detail

@@ -93,6 +93,16 @@ void scalar_iq1m_split(const float* sumx, const float* sumw, float max, iq1_spli
 iq1_split_fn avx2_iq1s_split() noexcept;
 iq1_split_fn avx2_iq1m_split() noexcept;
 
+/// iq1_s / iq1_m's sort of a group's values (ggml's qsort: glibc's merge sort, comparing values
+/// only): order[j] = the index of the j-th value, n = 16 or 32. The scalar version (quantize_iq1.cpp)
+/// is that merge sort, comparison for comparison, and always returns true.
+using iq1_order_fn = bool (*)(const float* x, int n, std::uint8_t* order);
+bool scalar_iq1_order(const float* x, int n, std::uint8_t* order);
+/// The AVX2 version (avx2_iq1_search.cpp: each value's rank counted in lanes), which gives the merge
+/// sort's order when no value is NaN and returns false (order untouched) when one is: where NaN
+/// compares equal to everything, the order is the merge's own. nullptr when this build has none.
+iq1_order_fn avx2_iq1_order() noexcept;
+
 /// quantize_basic.cpp: the quantizer of `type`, or nullptr if it is not of that family.
 row_quantizer basic_quantizer(gguf::tensor_type type) noexcept;
 /// quantize_iq.cpp: the quantizer of a codebook type, or nullptr.

@@ -524,6 +524,40 @@ TEST(QuantizeLanes, Iq1mSplitLanesNearTiesAreTheScalarSearch) {
     }
 }
 
+// iq1_s / iq1_m's sort: the lanes' ranks give the merge sort's order for values without NaN (ties,
+// -0 beside +0, infinities, subnormals, huge and constant groups) and refuse a group with a NaN.
+TEST(QuantizeLanes, Iq1OrderInLanesIsTheMergeSort) {
+    const detail::iq1_order_fn lanes = detail::avx2_iq1_order();
+    if (!quant::isa_supported(quant::isa::avx2) || lanes == nullptr) GTEST_SKIP() << "no AVX2 in this CPU or build";
+    std::mt19937 rng(3737u);
+    long refused = 0;
+    for (int round = 0; round < 40000; ++round) {
+        float x[256];
+        const int kind = round % 4;
+        if (kind == 0) {
+            iq_lanes::values(256, rng, x);  // every kind of value, NaN and Inf among them
+        } else {  // few distinct values: many ties, signed zeros
+            const float levels[] = {0.f, -0.f, 1.f, -1.f, 0.5f, iq_lanes::inf, -iq_lanes::inf, 1e-40f, 3e38f};
+            const unsigned distinct = kind == 1 ? 2u : kind == 2 ? 4u : 9u;
+            for (float& v : x) v = levels[rng() % distinct];
+        }
+        for (int n : {16, 32}) {
+            std::uint8_t s[32], l[32];
+            detail::scalar_iq1_order(x, n, s);
+            bool has_nan = false;
+            for (int i = 0; i < n; ++i) has_nan = has_nan || std::isnan(x[i]);
+            if (has_nan) {
+                ASSERT_FALSE(lanes(x, n, l)) << "round " << round;
+                ++refused;
+                continue;
+            }
+            ASSERT_TRUE(lanes(x, n, l)) << "round " << round;
+            ASSERT_EQ(std::memcmp(s, l, static_cast<std::size_t>(n)), 0) << "round " << round << ", n " << n;
+        }
+    }
+    EXPECT_GT(refused, 100);
+}
+
 // iq1_s / iq1_m's neighbour search (iq1_find_best_neighbour2's list): every off-grid key of the iq1
 // lattice with both level sets, random values, weights and scales (non-finite, zero and negative
 // ones too), and points on the lattice with equal weights (many equal distances: the first wins).
