@@ -126,8 +126,12 @@ int best_neighbour_lanes(const std::uint16_t* list, const std::uint32_t* packed,
     const __m256 table = Iq1 ? _mm256_setr_ps(0, levels[0], 0, levels[1], 0, levels[2], 0, 0) : _mm256_setzero_ps();
     // The distances of candidates j..j+7 (+Inf past the list or when NaN).
     auto distances = [&](int j) {
-        const __m256i idx = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(list + 1 + j)));
-        const __m256i p = _mm256_i32gather_epi32(reinterpret_cast<const int*>(packed), idx, 4);
+        // Eight loads rather than _mm256_i32gather_epi32: measured faster on the development
+        // machine's Xeon (iq2_s, iq2_xs, iq3_xxs, iq3_s 12-30 % less CPU time), the gather's
+        // latency sitting on every step's path.
+        const std::uint16_t* at = list + 1 + j;
+        const auto pt = [&](int i) { return static_cast<int>(packed[at[i]]); };
+        const __m256i p = _mm256_setr_epi32(pt(0), pt(1), pt(2), pt(3), pt(4), pt(5), pt(6), pt(7));
         __m256 d2 = _mm256_setzero_ps();
 #pragma GCC unroll 8
         for (int i = 0; i < Dim; ++i) {
