@@ -185,8 +185,44 @@ void round_to_lattice_lanes(const float* x, int n, float id, int lmax, std::int8
     }
 }
 
+// The trial sums of the codebook types, 8 trials per vector: lane t of vector v is trial 8v + t,
+// each lane the scalar chain over i in order. (w * x) is the same for every trial: ggml's
+// `w * xval[i] * q` multiplies it first, so it is computed once per value and broadcast.
+template <unsigned Vectors>
+void codebook_sums_x8(int n, const float* weight, const float* xval, const std::int8_t* L, float* sumqx, float* sumq2) {
+    constexpr int vectors = static_cast<int>(Vectors);
+    __m256 qx[Vectors], q2[Vectors];
+    for (int v = 0; v < vectors; ++v) qx[v] = q2[v] = _mm256_setzero_ps();
+    const __m256i one = _mm256_set1_epi32(1);
+    for (int i = 0; i < n; ++i) {
+        const __m256 w = _mm256_set1_ps(weight[i]), wx = _mm256_set1_ps(weight[i] * xval[i]);
+        for (int v = 0; v < vectors; ++v) {
+            const __m128i l8 = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(L + 32 * i + 8 * v));
+            const __m256i l = _mm256_cvtepi8_epi32(l8);
+            const __m256 q = _mm256_cvtepi32_ps(_mm256_add_epi32(_mm256_add_epi32(l, l), one));  // 2L + 1, exact
+            qx[v] = _mm256_add_ps(qx[v], _mm256_mul_ps(wx, q));
+            q2[v] = _mm256_add_ps(q2[v], _mm256_mul_ps(_mm256_mul_ps(w, q), q));
+        }
+    }
+    for (int v = 0; v < vectors; ++v) {
+        _mm256_storeu_ps(sumqx + 8 * v, qx[v]);
+        _mm256_storeu_ps(sumq2 + 8 * v, q2[v]);
+    }
+}
+
+void codebook_sums_lanes(int n, int trials, const float* weight, const float* xval, const std::int8_t* L, float* sumqx,
+                         float* sumq2) {
+    switch ((trials + 7) / 8) {
+        case 1: return codebook_sums_x8<1>(n, weight, xval, L, sumqx, sumq2);
+        case 2: return codebook_sums_x8<2>(n, weight, xval, L, sumqx, sumq2);
+        case 3: return codebook_sums_x8<3>(n, weight, xval, L, sumqx, sumq2);
+        default: return codebook_sums_x8<4>(n, weight, xval, L, sumqx, sumq2);
+    }
+}
+
 }  // namespace
 
+codebook_sums_fn avx2_codebook_sums() noexcept { return codebook_sums_lanes; }
 lattice_round_fn avx2_round_to_lattice() noexcept { return round_to_lattice_lanes; }
 iq4_trial_sums_fn avx2_iq4_trial_sums() noexcept { return iq4_trial_sums_lanes; }
 iq4_levels_fn avx2_iq4_levels() noexcept { return iq4_levels_lanes; }
@@ -196,6 +232,7 @@ neighbour_search_fn avx2_best_neighbour(int dim) noexcept {
 iq1_neighbour_fn avx2_iq1_neighbour() noexcept { return best_neighbour_lanes<8, true>; }
 
 #else
+codebook_sums_fn avx2_codebook_sums() noexcept { return nullptr; }
 lattice_round_fn avx2_round_to_lattice() noexcept { return nullptr; }
 iq4_trial_sums_fn avx2_iq4_trial_sums() noexcept { return nullptr; }
 iq4_levels_fn avx2_iq4_levels() noexcept { return nullptr; }

@@ -39,11 +39,47 @@ using namespace iq;
 struct iq_ops {
     neighbour_search_fn neighbours;
     lattice_round_fn round;
+    codebook_sums_fn sums;
 };
 
 iq_ops ops_for(int dim) noexcept {
-    if (active_isa() != isa::avx2) return {nullptr, nullptr};
-    return {avx2_best_neighbour(dim), avx2_round_to_lattice()};
+    if (active_isa() != isa::avx2) return {nullptr, nullptr, nullptr};
+    return {avx2_best_neighbour(dim), avx2_round_to_lattice(), avx2_codebook_sums()};
+}
+
+// The trial scales of a group are independent until the choice among them: each rounds the values
+// and searches the off-grid points on its own. So a group's trials are all done first, their
+// levels kept value-major (trial t's level of value i at [32 * i + t], the layout the lanes read),
+// then their sums are computed (one trial per lane with AVX2, see codebook_sums_fn), then the
+// choice is made in ggml's order with ggml's test. A trial that fails (no acceptable neighbour)
+// fails the row, as ggml's assert in that trial would.
+struct trial_levels {
+    alignas(32) std::int8_t L[32 * 32] = {};
+    void keep(int t, int n, const std::int8_t* levels) {
+        for (int i = 0; i < n; ++i) L[32 * i + t] = levels[i];
+    }
+    void take(int t, int n, std::int8_t* levels) const {
+        for (int i = 0; i < n; ++i) levels[i] = L[32 * i + t];
+    }
+};
+
+// The first trial of the best score in ggml's order (`sumq2 > 0 && sumqx² > best·sumq2`), with its
+// scale (ggml's sumqx / sumq2) in `scale`; -1 when none passes (scale untouched).
+int choose_trial(const iq_ops& ops, int n, int trials, const float* weight, const float* xval, const trial_levels& tl,
+                 float& scale) {
+    float sumqx[32], sumq2[32];
+    if (ops.sums != nullptr) ops.sums(n, trials, weight, xval, tl.L, sumqx, sumq2);
+    else scalar_codebook_sums(n, trials, weight, xval, tl.L, sumqx, sumq2);
+    float best = 0;
+    int chosen = -1;
+    for (int t = 0; t < trials; ++t) {
+        if (sumq2[t] > 0 && sumqx[t] * sumqx[t] > best * sumq2[t]) {
+            scale = sumqx[t] / sumq2[t];
+            best = scale * sumqx[t];
+            chosen = t;
+        }
+    }
+    return chosen;
 }
 
 template <int Dim>
@@ -150,7 +186,6 @@ bool iq3_search(const iq_lattice& lat, const iq_ops& ops, bool s_variant, const 
     std::int8_t L[32];
     std::int8_t Laux[32];
     bool on_grid[8];
-    bool on_grid_aux[8];
     for (int i = 0; i < 32; ++i) waux[i] = std::sqrt(weight[i]);
     for (int k = 0; k < 4; ++k) out.signs[k] = take_signs(xb + 8 * k, weight + 8 * k, xval + 8 * k, !s_variant);
     if (!s_variant)
@@ -162,28 +197,27 @@ bool iq3_search(const iq_lattice& lat, const iq_ops& ops, bool s_variant, const 
     skipped = s_variant ? !(max != 0) : max < 1e-8f;
     if (skipped) return true;
 
-    float best = 0;
     float scale = max / (2 * kmaxq - 1);
     for (bool& g : on_grid) g = !s_variant;  // iq3_s starts "off grid": a group no trial wins is refined
-    const int trials = s_variant ? 9 : 15;
-    for (int is = -trials; is <= trials; ++is) {
+    const int half = s_variant ? 9 : 15;
+    trial_levels tl;
+    bool trial_on_grid[2 * 15 + 1][8];
+    for (int is = -half; is <= half; ++is) {
         const float id = (static_cast<float>(2 * kmaxq - 1) + static_cast<float>(is) * 0.2f) / max;
         const float this_scale = 1 / id;
         round_values(ops, 32, xval, id, kmaxq - 1, Laux);  // each group's rounding, all at once
         for (int k = 0; k < 8; ++k) {
             const std::int32_t entry = lat.map[key_of<4, 3>(Laux + 4 * k)];
-            on_grid_aux[k] = entry >= 0;
+            trial_on_grid[is + half][k] = entry >= 0;
             if (entry < 0 && best_neighbour<4>(lat, ops, entry, xval + 4 * k, waux + 4 * k, this_scale, Laux + 4 * k) < 0)
                 return false;
         }
-        float sumqx, sumq2;
-        weighted_sums(32, weight, xval, Laux, sumqx, sumq2);
-        if (sumq2 > 0 && sumqx * sumqx > best * sumq2) {
-            scale = sumqx / sumq2;
-            best = scale * sumqx;
-            std::memcpy(L, Laux, sizeof L);
-            std::memcpy(on_grid, on_grid_aux, sizeof on_grid);
-        }
+        tl.keep(is + half, 32, Laux);
+    }
+    const int chosen = choose_trial(ops, 32, 2 * half + 1, weight, xval, tl, scale);
+    if (chosen >= 0) {
+        tl.take(chosen, 32, L);
+        std::memcpy(on_grid, trial_on_grid[chosen], sizeof on_grid);
     }
     int n_off = 0;
     for (bool g : on_grid) n_off += g ? 0 : 1;
@@ -364,7 +398,7 @@ bool iq2_xxs_row(const float* x, std::uint8_t* y, std::int64_t n, const float* i
                 scales[ib] = 0;
                 continue;
             }
-            float best = 0;
+            trial_levels tl;
             for (int is = -6; is <= 6; ++is) {
                 const float id = (static_cast<float>(2 * kmaxq - 1) + static_cast<float>(is) * 0.1f) / eff_max;
                 const float this_scale = 1 / id;
@@ -374,14 +408,10 @@ bool iq2_xxs_row(const float* x, std::uint8_t* y, std::int64_t n, const float* i
                     if (entry < 0 && best_neighbour<8>(lat, ops, entry, xval + 8 * k, waux + 8 * k, this_scale, Laux + 8 * k) < 0)
                         return false;
                 }
-                float sumqx, sumq2;
-                weighted_sums(32, weight, xval, Laux, sumqx, sumq2);
-                if (sumq2 > 0 && sumqx * sumqx > best * sumq2) {
-                    scale = sumqx / sumq2;
-                    best = scale * sumqx;
-                    std::memcpy(L, Laux, sizeof L);
-                }
+                tl.keep(is + 6, 32, Laux);
             }
+            const int chosen = choose_trial(ops, 32, 13, weight, xval, tl, scale);
+            if (chosen >= 0) tl.take(chosen, 32, L);
             if (scale > 0) {
                 const float id = 1 / scale;
                 for (int k = 0; k < 4; ++k) {
@@ -443,7 +473,6 @@ bool iq2_pair_search(const iq_lattice& lat, const iq_ops& ops, bool s_variant, c
     std::int8_t L[16];
     std::int8_t Laux[16];
     bool on_grid[2] = {true, true};
-    bool on_grid_aux[2];
     for (int i = 0; i < 16; ++i) waux[i] = std::sqrt(weight[i]);
     for (int k = 0; k < 2; ++k) {
         out.signs[k] = take_signs(xb + 8 * k, weight + 8 * k, xval + 8 * k, !s_variant);
@@ -454,27 +483,26 @@ bool iq2_pair_search(const iq_lattice& lat, const iq_ops& ops, bool s_variant, c
     std::memset(L, 0, sizeof L);
     skipped = max < (s_variant ? 1e-8f : 1e-15f);
     if (skipped) return true;
-    float best = 0;
     float scale = max / (2 * kmaxq - 1);
+    trial_levels tl;
+    bool trial_on_grid[19][2];
     for (int is = -9; is <= 9; ++is) {
         const float id = (static_cast<float>(2 * kmaxq - 1) + static_cast<float>(is) * 0.1f) / max;
         const float this_scale = 1 / id;
         round_values(ops, 16, xval, id, kmaxq - 1, Laux);
         for (int k = 0; k < 2; ++k) {
             const std::int32_t entry = lat.map[key_of<8, 2>(Laux + 8 * k)];
-            on_grid_aux[k] = entry >= 0;
+            trial_on_grid[is + 9][k] = entry >= 0;
             if (entry < 0 && best_neighbour<8>(lat, ops, entry, xval + 8 * k, waux + 8 * k, this_scale, Laux + 8 * k) < 0)
                 return false;
         }
-        float sumqx, sumq2;
-        weighted_sums(16, weight, xval, Laux, sumqx, sumq2);
-        if (sumq2 > 0 && sumqx * sumqx > best * sumq2) {
-            scale = sumqx / sumq2;
-            best = scale * sumqx;
-            std::memcpy(L, Laux, sizeof L);
-            on_grid[0] = on_grid_aux[0];
-            on_grid[1] = on_grid_aux[1];
-        }
+        tl.keep(is + 9, 16, Laux);
+    }
+    const int chosen = choose_trial(ops, 16, 19, weight, xval, tl, scale);
+    if (chosen >= 0) {
+        tl.take(chosen, 16, L);
+        on_grid[0] = trial_on_grid[chosen][0];
+        on_grid[1] = trial_on_grid[chosen][1];
     }
     if ((!on_grid[0] || !on_grid[1]) && scale > 0) {
         const float id = 1 / scale;
@@ -604,6 +632,21 @@ std::int64_t rows(const float* src, std::uint8_t* dst, std::int64_t n_rows, std:
 
 void scalar_round_to_lattice(const float* x, int n, float id, int lmax, std::int8_t* L) {
     for (int i = 0; i < n; ++i) L[i] = static_cast<std::int8_t>(clamp_i(nearest_int(0.5f * (id * x[i] - 1)), 0, lmax));
+}
+
+void scalar_codebook_sums(int n, int trials, const float* weight, const float* xval, const std::int8_t* L, float* sumqx,
+                          float* sumq2) {
+    for (int t = 0; t < trials; ++t) {
+        float qx = 0, q2 = 0;
+        for (int i = 0; i < n; ++i) {  // weighted_sums' chain on trial t's levels
+            const float w = weight[i];
+            const float q = static_cast<float>(2 * L[32 * i + t] + 1);
+            qx += w * xval[i] * q;
+            q2 += w * q * q;
+        }
+        sumqx[t] = qx;
+        sumq2[t] = q2;
+    }
 }
 
 row_quantizer iq_quantizer(gguf::tensor_type type) noexcept {

@@ -73,6 +73,18 @@ lattice_round_fn avx2_round_to_lattice() noexcept;
 /// The scalar version (quantize_iq.cpp).
 void scalar_round_to_lattice(const float* x, int n, float id, int lmax, std::int8_t* L);
 
+/// The codebook types' trial scales' sums (iq2_*, iq3_*: the weighted sums after each trial's
+/// rounding and neighbour search): for trials t < trials (at most 32) over values i < n in order,
+/// with q = 2 * L[32 * i + t] + 1, sumqx[t] = Σ (w_i * x_i) * q and sumq2[t] = Σ (w_i * q) * q,
+/// each trial ggml's own chain. sumqx and sumq2 hold 32 entries (the lanes write past `trials`).
+using codebook_sums_fn = void (*)(int n, int trials, const float* weight, const float* xval, const std::int8_t* L,
+                                  float* sumqx, float* sumq2);
+/// The scalar version (quantize_iq.cpp: trial after trial) and the AVX2 one (avx2_iq_search.cpp:
+/// one trial per lane), nullptr when this build has none.
+void scalar_codebook_sums(int n, int trials, const float* weight, const float* xval, const std::int8_t* L, float* sumqx,
+                          float* sumq2);
+codebook_sums_fn avx2_codebook_sums() noexcept;
+
 /// iq1_s / iq1_m's split search (ggml's quantize_row_iq1_s_impl / quantize_row_iq1_m_impl): over
 /// the sorted values' prefix sums of w·x (sumx) and w (sumw), every pair of cut points i1 <= i2 and
 /// every shift, the candidate with the best weighted least-squares score, the first one on ties.

@@ -409,6 +409,32 @@ TEST(QuantizeLanes, LatticeRoundingInLanesIsTheScalarRounding) {
     }
 }
 
+// The codebook types' trial sums (one trial per lane): every trial count the types use and others
+// (1..32), groups of 16 and 32, any levels 0..7 (the lattice coordinates, after the neighbour
+// search), every kind of values and weights (NaN, Inf, zeros, huge). Same bits as trial after trial.
+TEST(QuantizeLanes, CodebookTrialSumsInLanesAreTheScalarSums) {
+    const detail::codebook_sums_fn lanes = detail::avx2_codebook_sums();
+    if (!quant::isa_supported(quant::isa::avx2) || lanes == nullptr) GTEST_SKIP() << "no AVX2 in this CPU or build";
+    std::mt19937 rng(4848u);
+    for (int round = 0; round < 20000; ++round) {
+        float x[32], w[32];
+        iq_lanes::values(32, rng, x);
+        for (float& v : x) v = (rng() % 4 == 0) ? v : std::fabs(v);  // the searches see magnitudes, some negated
+        iq_lanes::weights(32, rng, x, w);
+        alignas(32) std::int8_t L[32 * 32];
+        const unsigned lmax = rng() % 2 ? 3u : 8u;
+        for (std::int8_t& l : L) l = static_cast<std::int8_t>(rng() % lmax);
+        const int n = rng() % 2 ? 16 : 32;
+        constexpr int used[] = {13, 19, 31};  // iq2_xxs; iq2_xs, iq2_s and iq3_s; iq3_xxs
+        const int trials = round % 5 == 0 ? 1 + static_cast<int>(rng() % 32) : used[round % 3];
+        float sx[32], s2[32], lx[32], l2[32];
+        detail::scalar_codebook_sums(n, trials, w, x, L, sx, s2);
+        lanes(n, trials, w, x, L, lx, l2);
+        ASSERT_TRUE(iq_lanes::same_floats(sx, lx, trials)) << "round " << round;
+        ASSERT_TRUE(iq_lanes::same_floats(s2, l2, trials)) << "round " << round;
+    }
+}
+
 // iq1_s / iq1_m's split search: prefix sums of w·x and w over a group's values (sorted as the
 // quantizers sort them, or in any order: the search takes any sums), every kind of values and
 // weights, and groups made of ties (few distinct values, weights zero or equal: many candidates with
