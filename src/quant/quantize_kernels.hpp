@@ -65,13 +65,17 @@ using iq1_neighbour_fn = int (*)(const std::uint16_t* list, const std::uint32_t*
 int scalar_iq1_neighbour(const std::uint16_t* list, const std::uint32_t* packed, const float* xval, const float* weight,
                          float scale, const float* levels);
 iq1_neighbour_fn avx2_iq1_neighbour() noexcept;
-/// The codebook types' rounding of n values (a multiple of 8) to lattice coordinates:
-/// L[i] = clamp(nearest_int(0.5f * (id * x[i] - 1)), 0, lmax) with ggml's nearest_int.
-using lattice_round_fn = void (*)(const float* x, int n, float id, int lmax, std::int8_t* L);
-/// Its AVX2 version (avx2_iq_search.cpp), nullptr when this build has none.
-lattice_round_fn avx2_round_to_lattice() noexcept;
+/// The codebook types' rounding of a group's n values (16 or 32) to lattice coordinates at each of
+/// its trial scales, value-major, with the keys of the rounded points: for trials t < 32 (ids[t],
+/// all 32 read) L[32 * i + t] = clamp(nearest_int(0.5f * (ids[t] * x[i] - 1)), 0, lmax) with
+/// ggml's nearest_int, and keys[32 * k + t] = Σ_c L[32 * (dim * k + c) + t] << (bits * c), wrapped
+/// to 16 bits, for the n / dim points k (dim 4 with bits 3, or dim 8 with bits 2).
+using trials_round_fn = void (*)(const float* x, int n, const float* ids, int lmax, int dim, std::int8_t* L,
+                                 std::uint32_t* keys);
+/// Its AVX2 version (avx2_iq_search.cpp: one trial per lane), nullptr when this build has none.
+trials_round_fn avx2_trials_round() noexcept;
 /// The scalar version (quantize_iq.cpp).
-void scalar_round_to_lattice(const float* x, int n, float id, int lmax, std::int8_t* L);
+void scalar_trials_round(const float* x, int n, const float* ids, int lmax, int dim, std::int8_t* L, std::uint32_t* keys);
 
 /// The codebook types' trial scales' sums (iq2_*, iq3_*: the weighted sums after each trial's
 /// rounding and neighbour search): for trials t < trials (at most 32) over values i < n in order,
