@@ -11,6 +11,12 @@
 // (the scalar comparisons, ordered: NaN fails them as in C), the first passing one in ggml's order
 // (a bit position: the candidates' order within the step) is taken with the scalar update, and the
 // test is redone against the new best for the candidates after it, until none passes.
+//
+// That is still a division and a new test, one after the other, for each candidate that passes
+// (some 28 per group: the score rises along ggml's order). So the searches first try without the
+// sequential choice (iq1s_split_lanes, iq1m_split_lanes): every candidate's score in lanes, and the
+// first candidate of the largest one, checked to be where the sequential choice ends; the
+// sequential lanes above run only when the check fails.
 #include <immintrin.h>
 
 #include <cstdint>
@@ -53,7 +59,7 @@ __m256 first_lanes(int count) {
 //   sumqx = ((sumx[i1] - sumx[0]) * l0 + (sumx[i2] - sumx[i1]) * l1) + (sumx[bs] - sumx[i2]) * l2
 //   sumq2 = ((sumw[i1] - sumw[0]) * l0 * l0 + (sumw[i2] - sumw[i1]) * l1 * l1) + (sumw[bs] - sumw[i2]) * l2 * l2
 // (a * l * l is (a * l) * l). Per pair the up-shifted candidate comes before the down-shifted one.
-void iq1s_split_lanes(const float* sumx_in, const float* sumw_in, float max, iq1_split& best) {
+void iq1s_split_sequential(const float* sumx_in, const float* sumw_in, float max, iq1_split& best) {
     constexpr int bs = 32;
     float sumx[bs + 1 + 8] = {}, sumw[bs + 1 + 8] = {};  // 8 past the end readable
     for (int i = 0; i <= bs; ++i) {
@@ -105,6 +111,109 @@ void iq1s_split_lanes(const float* sumx_in, const float* sumw_in, float max, iq1
             }
         }
     }
+}
+
+
+// iq1_s's split search by the largest score, as iq1m_split_lanes (below) does for iq1_m: every
+// candidate's score in lanes, the first candidate c of the largest one checked (a) to pass against
+// the largest score of the others and (b) to have no candidate after it pass against its own; the
+// sequential lanes when a score is NaN or a check fails. Per pair, bit 2j is lane j up-shifted
+// (shift +1) and bit 2j + 1 down-shifted (-1), ggml's order.
+void iq1s_split_lanes(const float* sumx_in, const float* sumw_in, float max, iq1_split& best) {
+    constexpr int bs = 32;
+    constexpr int max_steps = 85;  // ceil((33 - i1) / 8) summed over i1 = 0..32
+    float sumx[bs + 1 + 8] = {}, sumw[bs + 1 + 8] = {};
+    for (int i = 0; i <= bs; ++i) {
+        sumx[i] = sumx_in[i];
+        sumw[i] = sumw_in[i];
+    }
+    const __m256 x0 = _mm256_set1_ps(sumx[0]), xn = _mm256_set1_ps(sumx[bs]);
+    const __m256 w0 = _mm256_set1_ps(sumw[0]), wn = _mm256_set1_ps(sumw[bs]);
+    const __m256 p0 = _mm256_set1_ps(x_p[0]), p1 = _mm256_set1_ps(x_p[1]), p2 = _mm256_set1_ps(x_p[2]);
+    const __m256 m0 = _mm256_set1_ps(x_m[0]), m1 = _mm256_set1_ps(x_m[1]), m2 = _mm256_set1_ps(x_m[2]);
+    alignas(32) float all_qx[max_steps][2][8], all_q2[max_steps][2][8], all_f[max_steps][2][8];
+    int step_i1[max_steps], step_i2[max_steps], step_count[max_steps];
+    int steps = 0;
+    const __m256 lowest = _mm256_set1_ps(-FLT_MAX);
+    __m256 top1[2] = {lowest, lowest}, top2[2] = {lowest, lowest};  // per shift, per lane the two largest
+    __m256 nan = _mm256_setzero_ps();
+    for (int i1 = 0; i1 <= bs; ++i1) {
+        const __m256 x1 = _mm256_set1_ps(sumx[i1]), w1 = _mm256_set1_ps(sumw[i1]);
+        const __m256 a_x = _mm256_sub_ps(x1, x0), a_w = _mm256_sub_ps(w1, w0);
+        const __m256 px = _mm256_mul_ps(a_x, p0), mx = _mm256_mul_ps(a_x, m0);
+        const __m256 pw = _mm256_mul_ps(_mm256_mul_ps(a_w, p0), p0), mw = _mm256_mul_ps(_mm256_mul_ps(a_w, m0), m0);
+        for (int i2 = i1; i2 <= bs; i2 += 8, ++steps) {
+            const int count = bs + 1 - i2 < 8 ? bs + 1 - i2 : 8;
+            step_i1[steps] = i1;
+            step_i2[steps] = i2;
+            step_count[steps] = count;
+            const __m256 x2 = _mm256_loadu_ps(sumx + i2), w2 = _mm256_loadu_ps(sumw + i2);
+            const __m256 b_x = _mm256_sub_ps(x2, x1), c_x = _mm256_sub_ps(xn, x2);
+            const __m256 b_w = _mm256_sub_ps(w2, w1), c_w = _mm256_sub_ps(wn, w2);
+            __m256 qx[2], q2[2];
+            qx[0] = _mm256_add_ps(_mm256_add_ps(px, _mm256_mul_ps(b_x, p1)), _mm256_mul_ps(c_x, p2));
+            q2[0] = _mm256_add_ps(_mm256_add_ps(pw, _mm256_mul_ps(_mm256_mul_ps(b_w, p1), p1)), _mm256_mul_ps(_mm256_mul_ps(c_w, p2), p2));
+            qx[1] = _mm256_add_ps(_mm256_add_ps(mx, _mm256_mul_ps(b_x, m1)), _mm256_mul_ps(c_x, m2));
+            q2[1] = _mm256_add_ps(_mm256_add_ps(mw, _mm256_mul_ps(_mm256_mul_ps(b_w, m1), m1)), _mm256_mul_ps(_mm256_mul_ps(c_w, m2), m2));
+            const __m256 valid = first_lanes(count);
+            for (int m = 0; m < 2; ++m) {
+                const __m256 f = _mm256_mul_ps(_mm256_div_ps(qx[m], q2[m]), qx[m]);  // ggml's scale, then best_score
+                const __m256 can = _mm256_and_ps(valid, _mm256_cmp_ps(q2[m], _mm256_setzero_ps(), _CMP_GT_OQ));
+                nan = _mm256_or_ps(nan, _mm256_and_ps(can, _mm256_cmp_ps(f, f, _CMP_UNORD_Q)));
+                const __m256 fm = _mm256_blendv_ps(lowest, f, can);
+                top2[m] = _mm256_max_ps(top2[m], _mm256_min_ps(top1[m], fm));
+                top1[m] = _mm256_max_ps(top1[m], fm);
+                _mm256_store_ps(all_qx[steps][m], qx[m]);
+                _mm256_store_ps(all_q2[steps][m], q2[m]);
+                _mm256_store_ps(all_f[steps][m], fm);
+            }
+        }
+    }
+    if (_mm256_movemask_ps(nan) != 0) return iq1s_split_sequential(sumx_in, sumw_in, max, best);
+    alignas(32) float t1[8], t2[8];
+    _mm256_store_ps(t1, _mm256_max_ps(top1[0], top1[1]));
+    _mm256_store_ps(t2, _mm256_max_ps(_mm256_min_ps(top1[0], top1[1]), _mm256_max_ps(top2[0], top2[1])));
+    float M = t1[0], F = t2[0];
+    for (int j = 1; j < 8; ++j) {
+        const float lo = t1[j] < M ? t1[j] : M;
+        M = t1[j] < M ? M : t1[j];
+        F = F < lo ? lo : F;
+        F = F < t2[j] ? t2[j] : F;
+    }
+    best = iq1_split{};
+    best.scale = max;
+    if (M == -FLT_MAX) return;  // no candidate has sumq2 > 0: ggml takes none
+    const __m256 vM = _mm256_set1_ps(M);
+    int cs = 0, bit = -1;
+    for (; cs < steps && bit < 0; ++cs) {
+        const __m256 eq0 = _mm256_cmp_ps(_mm256_load_ps(all_f[cs][0]), vM, _CMP_EQ_OQ);
+        const __m256 eq1 = _mm256_cmp_ps(_mm256_load_ps(all_f[cs][1]), vM, _CMP_EQ_OQ);
+        if (_mm256_movemask_ps(_mm256_or_ps(eq0, eq1)) == 0) continue;
+        const std::uint32_t bits = _pdep_u32(static_cast<unsigned>(_mm256_movemask_ps(eq0)), 0x5555u) |
+                                   _pdep_u32(static_cast<unsigned>(_mm256_movemask_ps(eq1)), 0xaaaau);
+        bit = __builtin_ctz(bits);
+    }
+    if (bit < 0) return iq1s_split_sequential(sumx_in, sumw_in, max, best);  // not reached: M is a score
+    --cs;
+    const int cj = bit / 2, cm = bit % 2;
+    const float qx_c = all_qx[cs][cm][cj], q2_c = all_q2[cs][cm][cj];
+    if (!(qx_c * qx_c > F * q2_c)) return iq1s_split_sequential(sumx_in, sumw_in, max, best);  // (a)
+    const float scale = qx_c / q2_c;
+    const float score = scale * qx_c;  // ggml's update on taking c
+    const __m256 valid_c = first_lanes(step_count[cs]);
+    std::uint32_t later = _pdep_u32(passing(_mm256_load_ps(all_qx[cs][0]), _mm256_load_ps(all_q2[cs][0]), score, valid_c), 0x5555u) |
+                          _pdep_u32(passing(_mm256_load_ps(all_qx[cs][1]), _mm256_load_ps(all_q2[cs][1]), score, valid_c), 0xaaaau);
+    later &= ~((2u << bit) - 1);  // (b): c's own step after bit, then whole steps
+    for (int s = cs + 1; s < steps; ++s) {
+        const __m256 valid = first_lanes(step_count[s]);
+        later |= passing(_mm256_load_ps(all_qx[s][0]), _mm256_load_ps(all_q2[s][0]), score, valid) |
+                 passing(_mm256_load_ps(all_qx[s][1]), _mm256_load_ps(all_q2[s][1]), score, valid);
+    }
+    if (later != 0) return iq1s_split_sequential(sumx_in, sumw_in, max, best);
+    best.scale = scale;
+    best.i1 = step_i1[cs];
+    best.i2 = step_i2[cs] + cj;
+    best.shift = cm == 0 ? 1 : -1;
 }
 
 // iq1_m: per half h (prefix sums at 17 * h) and shift s, the closed form of scalar_iq1m_split
