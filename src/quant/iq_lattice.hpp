@@ -32,7 +32,7 @@ struct iq_lattice {
     /// the last list stays inside the vector (the extra lanes are masked; index 0 is a valid point).
     std::vector<std::uint16_t> neighbours;
     /// grid_size words: coordinate k of grid point g (2l + 1 < 16) in bits 4k..4k+3 of [g], so that
-    /// the AVX2 neighbour search gets a point's coordinates from one 32-bit gather.
+    /// the AVX2 neighbour search gets a point's coordinates from one 32-bit load.
     std::vector<std::uint32_t> packed;
 
     [[nodiscard]] const std::int8_t* point(int g) const noexcept { return points.data() + g * dim; }

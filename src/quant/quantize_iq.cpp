@@ -38,12 +38,45 @@ using namespace iq;
 // (the scalar functions).
 struct iq_ops {
     neighbour_search_fn neighbours;
-    lattice_round_fn round;
+    trials_round_fn round;
+    codebook_sums_fn sums;
 };
 
 iq_ops ops_for(int dim) noexcept {
-    if (active_isa() != isa::avx2) return {nullptr, nullptr};
-    return {avx2_best_neighbour(dim), avx2_round_to_lattice()};
+    if (active_isa() != isa::avx2) return {nullptr, nullptr, nullptr};
+    return {avx2_best_neighbour(dim), avx2_trials_round(), avx2_codebook_sums()};
+}
+
+// The trial scales of a group are independent until the choice among them: each rounds the values
+// and searches the off-grid points on its own. So a group's trials are all done first, their
+// levels kept value-major (trial t's level of value i at [32 * i + t], the layout the lanes read),
+// then their sums are computed (one trial per lane with AVX2, see codebook_sums_fn), then the
+// choice is made in ggml's order with ggml's test. A trial that fails (no acceptable neighbour)
+// fails the row, as ggml's assert in that trial would.
+struct trial_levels {
+    alignas(32) std::int8_t L[32 * 32] = {};
+    void take(int t, int n, std::int8_t* levels) const {
+        for (int i = 0; i < n; ++i) levels[i] = L[32 * i + t];
+    }
+};
+
+// The first trial of the best score in ggml's order (`sumq2 > 0 && sumqx² > best·sumq2`), with its
+// scale (ggml's sumqx / sumq2) in `scale`; -1 when none passes (scale untouched).
+int choose_trial(const iq_ops& ops, int n, int trials, const float* weight, const float* xval, const trial_levels& tl,
+                 float& scale) {
+    float sumqx[32], sumq2[32];
+    if (ops.sums != nullptr) ops.sums(n, trials, weight, xval, tl.L, sumqx, sumq2);
+    else scalar_codebook_sums(n, trials, weight, xval, tl.L, sumqx, sumq2);
+    float best = 0;
+    int chosen = -1;
+    for (int t = 0; t < trials; ++t) {
+        if (sumq2[t] > 0 && sumqx[t] * sumqx[t] > best * sumq2[t]) {
+            scale = sumqx[t] / sumq2[t];
+            best = scale * sumqx[t];
+            chosen = t;
+        }
+    }
+    return chosen;
 }
 
 template <int Dim>
@@ -73,12 +106,34 @@ void round_to_lattice(const float* xval, float id, int lmax, std::int8_t* L) {
     for (int i = 0; i < Dim; ++i) L[i] = static_cast<std::int8_t>(clamp_i(nearest_int(0.5f * (id * xval[i] - 1)), 0, lmax));
 }
 
-// round_to_lattice on n values (a multiple of 8) at once, in AVX2 lanes when active (the same
-// bits: each value's rounding is on its own). A trial rounds its groups before matching any of them
-// to the grid, which changes nothing: a group's search writes only that group's levels.
-void round_values(const iq_ops& ops, int n, const float* xval, float id, int lmax, std::int8_t* L) {
-    if (ops.round != nullptr) ops.round(xval, n, id, lmax, L);
-    else scalar_round_to_lattice(xval, n, id, lmax, L);
+// A group's trials (ids[t] for t < trials, the rest of the 32 zero): its n values rounded to the
+// lattice at each (value-major in tl, trial t's level of value i at [32 * i + t]), and each point
+// off the grid replaced by its best neighbour at the trial's scale 1 / ids[t], as ggml's loop does
+// trial by trial; on_grid[t][k] (when given) whether trial t's point k was on the grid. false when
+// a search fails (ggml asserts).
+template <int Dim>
+bool run_trials(const iq_lattice& lat, const iq_ops& ops, int n, int lmax, int trials, const float* ids,
+                const float* xval, const float* waux, trial_levels& tl, bool (*on_grid)[8]) {
+    alignas(32) std::uint32_t keys[8 * 32];
+    if (ops.round != nullptr) ops.round(xval, n, ids, lmax, Dim, tl.L, keys);
+    else scalar_trials_round(xval, n, ids, lmax, Dim, tl.L, keys);
+    for (int t = 0; t < trials; ++t) {
+        const float this_scale = 1 / ids[t];
+        for (int k = 0; k < n / Dim; ++k) {
+            const std::int32_t entry = lat.map[keys[32 * k + t]];
+            if (on_grid != nullptr) on_grid[t][k] = entry >= 0;
+            if (entry >= 0) continue;
+            const std::uint16_t* list = lat.neighbours_of(entry);
+            const float* xk = xval + Dim * k;
+            const float* wk = waux + Dim * k;
+            const int best = ops.neighbours != nullptr ? ops.neighbours(list, lat.packed.data(), xk, wk, this_scale)
+                                                       : scalar_best_neighbour(Dim, list, lat.packed.data(), xk, wk, this_scale);
+            if (best < 0) return false;
+            const std::int8_t* pg = lat.point(best);
+            for (int c = 0; c < Dim; ++c) tl.L[32 * (Dim * k + c) + t] = static_cast<std::int8_t>((pg[c] - 1) / 2);
+        }
+    }
+    return true;
 }
 
 // Σ w·x·q and Σ w·q·q over n values with q = 2L + 1, in ggml's order.
@@ -148,9 +203,7 @@ bool iq3_search(const iq_lattice& lat, const iq_ops& ops, bool s_variant, const 
     float waux[32];
     float xval[32];
     std::int8_t L[32];
-    std::int8_t Laux[32];
     bool on_grid[8];
-    bool on_grid_aux[8];
     for (int i = 0; i < 32; ++i) waux[i] = std::sqrt(weight[i]);
     for (int k = 0; k < 4; ++k) out.signs[k] = take_signs(xb + 8 * k, weight + 8 * k, xval + 8 * k, !s_variant);
     if (!s_variant)
@@ -162,28 +215,19 @@ bool iq3_search(const iq_lattice& lat, const iq_ops& ops, bool s_variant, const 
     skipped = s_variant ? !(max != 0) : max < 1e-8f;
     if (skipped) return true;
 
-    float best = 0;
     float scale = max / (2 * kmaxq - 1);
     for (bool& g : on_grid) g = !s_variant;  // iq3_s starts "off grid": a group no trial wins is refined
-    const int trials = s_variant ? 9 : 15;
-    for (int is = -trials; is <= trials; ++is) {
-        const float id = (static_cast<float>(2 * kmaxq - 1) + static_cast<float>(is) * 0.2f) / max;
-        const float this_scale = 1 / id;
-        round_values(ops, 32, xval, id, kmaxq - 1, Laux);  // each group's rounding, all at once
-        for (int k = 0; k < 8; ++k) {
-            const std::int32_t entry = lat.map[key_of<4, 3>(Laux + 4 * k)];
-            on_grid_aux[k] = entry >= 0;
-            if (entry < 0 && best_neighbour<4>(lat, ops, entry, xval + 4 * k, waux + 4 * k, this_scale, Laux + 4 * k) < 0)
-                return false;
-        }
-        float sumqx, sumq2;
-        weighted_sums(32, weight, xval, Laux, sumqx, sumq2);
-        if (sumq2 > 0 && sumqx * sumqx > best * sumq2) {
-            scale = sumqx / sumq2;
-            best = scale * sumqx;
-            std::memcpy(L, Laux, sizeof L);
-            std::memcpy(on_grid, on_grid_aux, sizeof on_grid);
-        }
+    const int half = s_variant ? 9 : 15;
+    float ids[32] = {};
+    for (int is = -half; is <= half; ++is)
+        ids[is + half] = (static_cast<float>(2 * kmaxq - 1) + static_cast<float>(is) * 0.2f) / max;
+    trial_levels tl;
+    bool trial_on_grid[32][8];
+    if (!run_trials<4>(lat, ops, 32, kmaxq - 1, 2 * half + 1, ids, xval, waux, tl, trial_on_grid)) return false;
+    const int chosen = choose_trial(ops, 32, 2 * half + 1, weight, xval, tl, scale);
+    if (chosen >= 0) {
+        tl.take(chosen, 32, L);
+        std::memcpy(on_grid, trial_on_grid[chosen], sizeof on_grid);
     }
     int n_off = 0;
     for (bool g : on_grid) n_off += g ? 0 : 1;
@@ -346,7 +390,6 @@ bool iq2_xxs_row(const float* x, std::uint8_t* y, std::int64_t n, const float* i
             float waux[32];
             float xval[32];
             std::int8_t L[32];
-            std::int8_t Laux[32];
             std::uint8_t block_signs[4];
             for (int i = 0; i < 32; ++i) weight[i] = qw[i] * std::sqrt(sigma2 + xb[i] * xb[i]);
             for (int i = 0; i < 32; ++i) waux[i] = std::sqrt(weight[i]);
@@ -364,24 +407,13 @@ bool iq2_xxs_row(const float* x, std::uint8_t* y, std::int64_t n, const float* i
                 scales[ib] = 0;
                 continue;
             }
-            float best = 0;
-            for (int is = -6; is <= 6; ++is) {
-                const float id = (static_cast<float>(2 * kmaxq - 1) + static_cast<float>(is) * 0.1f) / eff_max;
-                const float this_scale = 1 / id;
-                round_values(ops, 32, xval, id, kmaxq - 1, Laux);
-                for (int k = 0; k < 4; ++k) {
-                    const std::int32_t entry = lat.map[key_of<8, 2>(Laux + 8 * k)];
-                    if (entry < 0 && best_neighbour<8>(lat, ops, entry, xval + 8 * k, waux + 8 * k, this_scale, Laux + 8 * k) < 0)
-                        return false;
-                }
-                float sumqx, sumq2;
-                weighted_sums(32, weight, xval, Laux, sumqx, sumq2);
-                if (sumq2 > 0 && sumqx * sumqx > best * sumq2) {
-                    scale = sumqx / sumq2;
-                    best = scale * sumqx;
-                    std::memcpy(L, Laux, sizeof L);
-                }
-            }
+            float ids[32] = {};
+            for (int is = -6; is <= 6; ++is)
+                ids[is + 6] = (static_cast<float>(2 * kmaxq - 1) + static_cast<float>(is) * 0.1f) / eff_max;
+            trial_levels tl;
+            if (!run_trials<8>(lat, ops, 32, kmaxq - 1, 13, ids, xval, waux, tl, nullptr)) return false;
+            const int chosen = choose_trial(ops, 32, 13, weight, xval, tl, scale);
+            if (chosen >= 0) tl.take(chosen, 32, L);
             if (scale > 0) {
                 const float id = 1 / scale;
                 for (int k = 0; k < 4; ++k) {
@@ -441,9 +473,7 @@ bool iq2_pair_search(const iq_lattice& lat, const iq_ops& ops, bool s_variant, c
     float waux[16];
     float xval[16];
     std::int8_t L[16];
-    std::int8_t Laux[16];
     bool on_grid[2] = {true, true};
-    bool on_grid_aux[2];
     for (int i = 0; i < 16; ++i) waux[i] = std::sqrt(weight[i]);
     for (int k = 0; k < 2; ++k) {
         out.signs[k] = take_signs(xb + 8 * k, weight + 8 * k, xval + 8 * k, !s_variant);
@@ -454,27 +484,17 @@ bool iq2_pair_search(const iq_lattice& lat, const iq_ops& ops, bool s_variant, c
     std::memset(L, 0, sizeof L);
     skipped = max < (s_variant ? 1e-8f : 1e-15f);
     if (skipped) return true;
-    float best = 0;
     float scale = max / (2 * kmaxq - 1);
-    for (int is = -9; is <= 9; ++is) {
-        const float id = (static_cast<float>(2 * kmaxq - 1) + static_cast<float>(is) * 0.1f) / max;
-        const float this_scale = 1 / id;
-        round_values(ops, 16, xval, id, kmaxq - 1, Laux);
-        for (int k = 0; k < 2; ++k) {
-            const std::int32_t entry = lat.map[key_of<8, 2>(Laux + 8 * k)];
-            on_grid_aux[k] = entry >= 0;
-            if (entry < 0 && best_neighbour<8>(lat, ops, entry, xval + 8 * k, waux + 8 * k, this_scale, Laux + 8 * k) < 0)
-                return false;
-        }
-        float sumqx, sumq2;
-        weighted_sums(16, weight, xval, Laux, sumqx, sumq2);
-        if (sumq2 > 0 && sumqx * sumqx > best * sumq2) {
-            scale = sumqx / sumq2;
-            best = scale * sumqx;
-            std::memcpy(L, Laux, sizeof L);
-            on_grid[0] = on_grid_aux[0];
-            on_grid[1] = on_grid_aux[1];
-        }
+    float ids[32] = {};
+    for (int is = -9; is <= 9; ++is) ids[is + 9] = (static_cast<float>(2 * kmaxq - 1) + static_cast<float>(is) * 0.1f) / max;
+    trial_levels tl;
+    bool trial_on_grid[32][8];
+    if (!run_trials<8>(lat, ops, 16, kmaxq - 1, 19, ids, xval, waux, tl, trial_on_grid)) return false;
+    const int chosen = choose_trial(ops, 16, 19, weight, xval, tl, scale);
+    if (chosen >= 0) {
+        tl.take(chosen, 16, L);
+        on_grid[0] = trial_on_grid[chosen][0];
+        on_grid[1] = trial_on_grid[chosen][1];
     }
     if ((!on_grid[0] || !on_grid[1]) && scale > 0) {
         const float id = 1 / scale;
@@ -602,8 +622,32 @@ std::int64_t rows(const float* src, std::uint8_t* dst, std::int64_t n_rows, std:
 
 }  // namespace
 
-void scalar_round_to_lattice(const float* x, int n, float id, int lmax, std::int8_t* L) {
-    for (int i = 0; i < n; ++i) L[i] = static_cast<std::int8_t>(clamp_i(nearest_int(0.5f * (id * x[i] - 1)), 0, lmax));
+void scalar_trials_round(const float* x, int n, const float* ids, int lmax, int dim, std::int8_t* L, std::uint32_t* keys) {
+    const int bits = dim == 4 ? 3 : 2;
+    for (int t = 0; t < 32; ++t) {
+        for (int i = 0; i < n; ++i)
+            L[32 * i + t] = static_cast<std::int8_t>(clamp_i(nearest_int(0.5f * (ids[t] * x[i] - 1)), 0, lmax));
+        for (int k = 0; k < n / dim; ++k) {  // key_of's packing
+            std::uint32_t u = 0;
+            for (int c = 0; c < dim; ++c) u |= static_cast<std::uint32_t>(L[32 * (dim * k + c) + t]) << (bits * c);
+            keys[32 * k + t] = u & 0xffffu;
+        }
+    }
+}
+
+void scalar_codebook_sums(int n, int trials, const float* weight, const float* xval, const std::int8_t* L, float* sumqx,
+                          float* sumq2) {
+    for (int t = 0; t < trials; ++t) {
+        float qx = 0, q2 = 0;
+        for (int i = 0; i < n; ++i) {  // weighted_sums' chain on trial t's levels
+            const float w = weight[i];
+            const float q = static_cast<float>(2 * L[32 * i + t] + 1);
+            qx += w * xval[i] * q;
+            q2 += w * q * q;
+        }
+        sumqx[t] = qx;
+        sumq2[t] = q2;
+    }
 }
 
 row_quantizer iq_quantizer(gguf::tensor_type type) noexcept {

@@ -8,7 +8,8 @@
 // weighted least-squares score. The sort is glibc's qsort, which for arrays this small is a stable
 // top-down merge sort; equal values keep their order, and which of two equal values falls on which
 // side of a cut changes the bytes, so we run the same merge sort (its exact comparisons, so even NaN
-// orders as in ggml).
+// orders as in ggml). With AVX2 a group without NaN is sorted by counting each value's rank in
+// lanes instead (avx2_iq1_search.cpp), which gives that stable order.
 #include <cfloat>
 #include <cmath>
 #include <cstring>
@@ -64,10 +65,17 @@ void merge_sort(value_at* a, int n, value_at* tmp) {
     for (int i = 0; i < out; ++i) a[i] = tmp[i];  // what is left of the right half is in place
 }
 
-void sort_values(const float* xb, int n, value_at* sorted) {
-    value_at tmp[32];
-    for (int j = 0; j < n; ++j) sorted[j] = {xb[j], j};
-    merge_sort(sorted, n, tmp);
+// The sort a row runs (iq1_order_fn), chosen once per row: the AVX2 ranks when that set is active,
+// falling back to the merge sort for a group with a NaN.
+struct iq1_sort {
+    iq1_order_fn lanes = nullptr;
+    void operator()(const float* xb, int n, std::uint8_t* order) const {
+        if (lanes == nullptr || !lanes(xb, n, order)) scalar_iq1_order(xb, n, order);
+    }
+};
+
+iq1_sort sort_for_row() noexcept {
+    return {active_isa() == isa::avx2 ? avx2_iq1_order() : nullptr};
 }
 
 // ggml's iq1_find_best_neighbour2: the neighbour of `entry` with the smallest weighted distance to
@@ -133,6 +141,7 @@ bool iq1_s_row(const float* x, std::uint8_t* y, std::int64_t n, const float* imp
     const iq_lattice& lat = iq1s_lattice();
     const iq1_split_fn search = split_search(avx2_iq1s_split(), scalar_iq1s_split);
     const iq1_neighbour_fn neighbours = neighbour_search();
+    const iq1_sort sort_values = sort_for_row();
     constexpr int bs = 32;
     for (std::int64_t ibl = 0; ibl < n / qk; ++ibl, y += 50) {
         std::memset(y, 0, 50);
@@ -154,13 +163,13 @@ bool iq1_s_row(const float* x, std::uint8_t* y, std::int64_t n, const float* imp
                 shifts[ib] = 1;
                 continue;
             }
-            value_at sorted[bs];
+            std::uint8_t sorted[bs];  // the indices of the values in ascending order
             sort_values(xb, bs, sorted);
             float sumx[bs + 1];
             float sumw[bs + 1];
             sumx[0] = sumw[0] = 0;
             for (int j = 0; j < bs; ++j) {
-                const int i = sorted[j].index;
+                const int i = sorted[j];
                 sumx[j + 1] = sumx[j] + weight[i] * xb[i];
                 sumw[j + 1] = sumw[j] + weight[i];
             }
@@ -175,9 +184,9 @@ bool iq1_s_row(const float* x, std::uint8_t* y, std::int64_t n, const float* imp
                 continue;
             }
             std::int8_t L[bs];
-            for (int j = 0; j < besti1; ++j) L[sorted[j].index] = 0;
-            for (int j = besti1; j < besti2; ++j) L[sorted[j].index] = 1;
-            for (int j = besti2; j < bs; ++j) L[sorted[j].index] = 2;
+            for (int j = 0; j < besti1; ++j) L[sorted[j]] = 0;
+            for (int j = besti1; j < besti2; ++j) L[sorted[j]] = 1;
+            for (int j = besti2; j < bs; ++j) L[sorted[j]] = 2;
             if (scale < 0) {
                 for (auto& l : L) l = static_cast<std::int8_t>(2 - l);
                 scale = -scale;
@@ -255,6 +264,7 @@ bool iq1_m_row(const float* x, std::uint8_t* y, std::int64_t n, const float* imp
     const iq_lattice& lat = iq1s_lattice();
     const iq1_split_fn search = split_search(avx2_iq1m_split(), scalar_iq1m_split);
     const iq1_neighbour_fn neighbours = neighbour_search();
+    const iq1_sort sort_values = sort_for_row();
     constexpr int bs = 16;
     constexpr std::uint8_t masks[4] = {0x00, 0x80, 0x08, 0x88};
     for (std::int64_t ibl = 0; ibl < n / qk; ++ibl, y += 56) {
@@ -278,14 +288,14 @@ bool iq1_m_row(const float* x, std::uint8_t* y, std::int64_t n, const float* imp
                 shifts[ib] = 0;
                 continue;
             }
-            value_at sorted[bs];
+            std::uint8_t sorted[bs];  // the indices of the values in ascending order
             sort_values(xb, bs, sorted);
             // Per half, prefix sums of w·x and w over the sorted values (see scalar_iq1m_split).
             float sumx[2][bs + 1];
             float sumw[2][bs + 1];
             sumx[0][0] = sumx[1][0] = sumw[0][0] = sumw[1][0] = 0;
             for (int j = 0; j < bs; ++j) {
-                const int i = sorted[j].index;
+                const int i = sorted[j];
                 const int h = i < bs / 2 ? 0 : 1;
                 sumx[h][j + 1] = sumx[h][j] + weight[i] * xb[i];
                 sumw[h][j + 1] = sumw[h][j] + weight[i];
@@ -302,9 +312,9 @@ bool iq1_m_row(const float* x, std::uint8_t* y, std::int64_t n, const float* imp
             float scale = split.scale;
             int best_k = split.shift;
             std::int8_t L[bs];
-            for (int j = 0; j < split.i1; ++j) L[sorted[j].index] = 0;
-            for (int j = split.i1; j < split.i2; ++j) L[sorted[j].index] = 1;
-            for (int j = split.i2; j < bs; ++j) L[sorted[j].index] = 2;
+            for (int j = 0; j < split.i1; ++j) L[sorted[j]] = 0;
+            for (int j = split.i1; j < split.i2; ++j) L[sorted[j]] = 1;
+            for (int j = split.i2; j < bs; ++j) L[sorted[j]] = 2;
             if (scale < 0) {
                 for (auto& l : L) l = static_cast<std::int8_t>(2 - l);
                 scale = -scale;
@@ -391,6 +401,14 @@ std::int64_t rows(const float* src, std::uint8_t* dst, std::int64_t n_rows, std:
 }
 
 }  // namespace
+
+bool scalar_iq1_order(const float* x, int n, std::uint8_t* order) {
+    value_at sorted[32], tmp[32];
+    for (int j = 0; j < n; ++j) sorted[j] = {x[j], j};
+    merge_sort(sorted, n, tmp);
+    for (int j = 0; j < n; ++j) order[j] = static_cast<std::uint8_t>(sorted[j].index);
+    return true;
+}
 
 // ggml's loop over the neighbour list in iq1_find_best_neighbour2 (the coordinates read from the
 // packed points: the same values as lat.point's), a strict `<` keeping the first of equal distances.

@@ -65,13 +65,29 @@ using iq1_neighbour_fn = int (*)(const std::uint16_t* list, const std::uint32_t*
 int scalar_iq1_neighbour(const std::uint16_t* list, const std::uint32_t* packed, const float* xval, const float* weight,
                          float scale, const float* levels);
 iq1_neighbour_fn avx2_iq1_neighbour() noexcept;
-/// The codebook types' rounding of n values (a multiple of 8) to lattice coordinates:
-/// L[i] = clamp(nearest_int(0.5f * (id * x[i] - 1)), 0, lmax) with ggml's nearest_int.
-using lattice_round_fn = void (*)(const float* x, int n, float id, int lmax, std::int8_t* L);
-/// Its AVX2 version (avx2_iq_search.cpp), nullptr when this build has none.
-lattice_round_fn avx2_round_to_lattice() noexcept;
+/// The codebook types' rounding of a group's n values (16 or 32) to lattice coordinates at each of
+/// its trial scales, value-major, with the keys of the rounded points: for trials t < 32 (ids[t],
+/// all 32 read) L[32 * i + t] = clamp(nearest_int(0.5f * (ids[t] * x[i] - 1)), 0, lmax) with
+/// ggml's nearest_int, and keys[32 * k + t] = Σ_c L[32 * (dim * k + c) + t] << (bits * c), wrapped
+/// to 16 bits, for the n / dim points k (dim 4 with bits 3, or dim 8 with bits 2).
+using trials_round_fn = void (*)(const float* x, int n, const float* ids, int lmax, int dim, std::int8_t* L,
+                                 std::uint32_t* keys);
+/// Its AVX2 version (avx2_iq_search.cpp: one trial per lane), nullptr when this build has none.
+trials_round_fn avx2_trials_round() noexcept;
 /// The scalar version (quantize_iq.cpp).
-void scalar_round_to_lattice(const float* x, int n, float id, int lmax, std::int8_t* L);
+void scalar_trials_round(const float* x, int n, const float* ids, int lmax, int dim, std::int8_t* L, std::uint32_t* keys);
+
+/// The codebook types' trial scales' sums (iq2_*, iq3_*: the weighted sums after each trial's
+/// rounding and neighbour search): for trials t < trials (at most 32) over values i < n in order,
+/// with q = 2 * L[32 * i + t] + 1, sumqx[t] = Σ (w_i * x_i) * q and sumq2[t] = Σ (w_i * q) * q,
+/// each trial ggml's own chain. sumqx and sumq2 hold 32 entries (the lanes write past `trials`).
+using codebook_sums_fn = void (*)(int n, int trials, const float* weight, const float* xval, const std::int8_t* L,
+                                  float* sumqx, float* sumq2);
+/// The scalar version (quantize_iq.cpp: trial after trial) and the AVX2 one (avx2_iq_search.cpp:
+/// one trial per lane), nullptr when this build has none.
+void scalar_codebook_sums(int n, int trials, const float* weight, const float* xval, const std::int8_t* L, float* sumqx,
+                          float* sumq2);
+codebook_sums_fn avx2_codebook_sums() noexcept;
 
 /// iq1_s / iq1_m's split search (ggml's quantize_row_iq1_s_impl / quantize_row_iq1_m_impl): over
 /// the sorted values' prefix sums of w·x (sumx) and w (sumw), every pair of cut points i1 <= i2 and
@@ -106,6 +122,16 @@ requantize_fn avx2_requantize() noexcept;
 using q3_split_high_fn = void (*)(const std::int8_t* L, std::uint8_t* U, std::uint8_t* hmask);
 /// Its AVX2 version (avx2_fit.cpp), nullptr when this build has none.
 q3_split_high_fn avx2_q3_split_high() noexcept;
+
+/// iq1_s / iq1_m's sort of a group's values (ggml's qsort: glibc's merge sort, comparing values
+/// only): order[j] = the index of the j-th value, n = 16 or 32. The scalar version (quantize_iq1.cpp)
+/// is that merge sort, comparison for comparison, and always returns true.
+using iq1_order_fn = bool (*)(const float* x, int n, std::uint8_t* order);
+bool scalar_iq1_order(const float* x, int n, std::uint8_t* order);
+/// The AVX2 version (avx2_iq1_search.cpp: each value's rank counted in lanes), which gives the merge
+/// sort's order when no value is NaN and returns false (order untouched) when one is: where NaN
+/// compares equal to everything, the order is the merge's own. nullptr when this build has none.
+iq1_order_fn avx2_iq1_order() noexcept;
 
 /// quantize_basic.cpp: the quantizer of `type`, or nullptr if it is not of that family.
 row_quantizer basic_quantizer(gguf::tensor_type type) noexcept;

@@ -450,26 +450,60 @@ TEST(QuantizeLanes, NeighbourSearchKeepsTheFirstOfEqualDistances) {
     }
 }
 
-// The rounding of values to lattice coordinates (every lmax the types use), any scale.
-TEST(QuantizeLanes, LatticeRoundingInLanesIsTheScalarRounding) {
-    const detail::lattice_round_fn lanes = detail::avx2_round_to_lattice();
+// The rounding of a group's values to lattice coordinates at its 32 trial scales, and the points'
+// keys (every lmax, dim and group size the types use), any scales (NaN and Inf among them).
+TEST(QuantizeLanes, TrialsRoundingInLanesIsTheScalarRounding) {
+    const detail::trials_round_fn lanes = detail::avx2_trials_round();
     if (!quant::isa_supported(quant::isa::avx2) || lanes == nullptr) GTEST_SKIP() << "no AVX2 in this CPU or build";
     std::mt19937 rng(5u);
     std::uniform_real_distribution<float> u(-2.f, 2.f);
-    for (int round = 0; round < 20000; ++round) {
+    for (int round = 0; round < 5000; ++round) {
         float x[32];
         iq_lanes::values(32, rng, x);
         for (float& v : x) v = std::fabs(v);
-        float id = std::exp(u(rng) * 4.f);
-        if (rng() % 40 == 0) id = (rng() % 2) ? iq_lanes::nan : iq_lanes::inf;
+        float ids[32];
+        for (float& id : ids) {
+            id = std::exp(u(rng) * 4.f);
+            if (rng() % 40 == 0) id = (rng() % 2) ? iq_lanes::nan : iq_lanes::inf;
+        }
         for (int lmax : {2, 7}) {
+            const int dim = lmax == 2 ? 8 : 4;
             for (int n : {16, 32}) {
-                std::int8_t L_s[32], L_l[32];
-                detail::scalar_round_to_lattice(x, n, id, lmax, L_s);
-                lanes(x, n, id, lmax, L_l);
-                ASSERT_EQ(std::memcmp(L_s, L_l, static_cast<std::size_t>(n)), 0) << "round " << round;
+                alignas(32) std::int8_t L_s[32 * 32], L_l[32 * 32];
+                std::uint32_t k_s[8 * 32], k_l[8 * 32];
+                detail::scalar_trials_round(x, n, ids, lmax, dim, L_s, k_s);
+                lanes(x, n, ids, lmax, dim, L_l, k_l);
+                ASSERT_EQ(std::memcmp(L_s, L_l, static_cast<std::size_t>(32 * n)), 0) << "round " << round;
+                ASSERT_EQ(std::memcmp(k_s, k_l, sizeof(std::uint32_t) * static_cast<std::size_t>(32 * (n / dim))), 0)
+                    << "round " << round;
             }
         }
+    }
+}
+
+// The codebook types' trial sums (one trial per lane): every trial count the types use and others
+// (1..32), groups of 16 and 32, any levels 0..7 (the lattice coordinates, after the neighbour
+// search), every kind of values and weights (NaN, Inf, zeros, huge). Same bits as trial after trial.
+TEST(QuantizeLanes, CodebookTrialSumsInLanesAreTheScalarSums) {
+    const detail::codebook_sums_fn lanes = detail::avx2_codebook_sums();
+    if (!quant::isa_supported(quant::isa::avx2) || lanes == nullptr) GTEST_SKIP() << "no AVX2 in this CPU or build";
+    std::mt19937 rng(4848u);
+    for (int round = 0; round < 20000; ++round) {
+        float x[32], w[32];
+        iq_lanes::values(32, rng, x);
+        for (float& v : x) v = (rng() % 4 == 0) ? v : std::fabs(v);  // the searches see magnitudes, some negated
+        iq_lanes::weights(32, rng, x, w);
+        alignas(32) std::int8_t L[32 * 32];
+        const unsigned lmax = rng() % 2 ? 3u : 8u;
+        for (std::int8_t& l : L) l = static_cast<std::int8_t>(rng() % lmax);
+        const int n = rng() % 2 ? 16 : 32;
+        constexpr int used[] = {13, 19, 31};  // iq2_xxs; iq2_xs, iq2_s and iq3_s; iq3_xxs
+        const int trials = round % 5 == 0 ? 1 + static_cast<int>(rng() % 32) : used[round % 3];
+        float sx[32], s2[32], lx[32], l2[32];
+        detail::scalar_codebook_sums(n, trials, w, x, L, sx, s2);
+        lanes(n, trials, w, x, L, lx, l2);
+        ASSERT_TRUE(iq_lanes::same_floats(sx, lx, trials)) << "round " << round;
+        ASSERT_TRUE(iq_lanes::same_floats(s2, l2, trials)) << "round " << round;
     }
 }
 
@@ -550,6 +584,85 @@ TEST(QuantizeLanes, Iq1SplitSearchesInLanesAreTheScalarSearches) {
         }
     }
     EXPECT_GT(ties, 1000);
+}
+
+// iq1_s / iq1_m's split lanes take the first candidate of the largest score when two checks show
+// that the sequential choice ends there, and run the sequential search otherwise (see
+// iq1m_split_lanes). Here the groups are made so that the checks fail often: a few distinct values
+// and weights, each nudged by a few ulps (scores equal or a rounding apart), weights of both signs
+// (sumq2 <= 0 for some candidates or all) and all-zero weights (no candidate qualifies).
+TEST(QuantizeLanes, Iq1SplitLanesNearTiesAreTheScalarSearch) {
+    const detail::iq1_split_fn s_lanes = detail::avx2_iq1s_split();
+    const detail::iq1_split_fn m_lanes = detail::avx2_iq1m_split();
+    if (!quant::isa_supported(quant::isa::avx2) || s_lanes == nullptr || m_lanes == nullptr)
+        GTEST_SKIP() << "no AVX2 in this CPU or build";
+    std::mt19937 rng(2626u);
+    for (int round = 0; round < 40000; ++round) {
+        float x[32], w[32];
+        const int kind = round % 4;
+        const float c = 0.25f * static_cast<float>(1 + rng() % 8);
+        for (int i = 0; i < 32; ++i) {
+            const float nudge = 1.f + static_cast<float>(static_cast<int>(rng() % 5) - 2) * 0x1p-23f;
+            x[i] = c * static_cast<float>(static_cast<int>(rng() % 5) - 2) * (kind == 0 ? 1.f : nudge);
+            switch (kind) {
+                case 0: case 1: w[i] = static_cast<float>(1 + rng() % 2) * (rng() % 2 ? nudge : 1.f); break;
+                case 2: w[i] = (rng() % 3 == 0 ? -1.f : 1.f) * nudge; break;  // sumq2 of either sign
+                default: w[i] = round % 8 == 3 ? 0.f : nudge * 0x1p-20f; break;  // none qualifies / tiny
+            }
+        }
+        const int n = round % 2 == 0 ? 16 : 32;
+        int order[32];
+        for (int i = 0; i < n; ++i) order[i] = i;
+        std::stable_sort(order, order + n, [&](int a, int b) { return x[a] < x[b]; });
+        float max = 0;
+        for (int i = 0; i < n; ++i) max = std::max(max, std::fabs(x[i]));
+        float sumx[34], sumw[34];
+        detail::iq1_split s, l;
+        if (n == 16) {
+            iq_lanes::prefix_sums(16, 2, x, w, order, sumx, sumw);
+            detail::scalar_iq1m_split(sumx, sumw, max, s);
+            m_lanes(sumx, sumw, max, l);
+        } else {
+            iq_lanes::prefix_sums(32, 1, x, w, order, sumx, sumw);
+            detail::scalar_iq1s_split(sumx, sumw, max, s);
+            s_lanes(sumx, sumw, max, l);
+        }
+        ASSERT_TRUE(iq_lanes::same_split(s, l)) << "round " << round << ", n " << n;
+    }
+}
+
+// iq1_s / iq1_m's sort: the lanes' ranks give the merge sort's order for values without NaN (ties,
+// -0 beside +0, infinities, subnormals, huge and constant groups) and refuse a group with a NaN.
+TEST(QuantizeLanes, Iq1OrderInLanesIsTheMergeSort) {
+    const detail::iq1_order_fn lanes = detail::avx2_iq1_order();
+    if (!quant::isa_supported(quant::isa::avx2) || lanes == nullptr) GTEST_SKIP() << "no AVX2 in this CPU or build";
+    std::mt19937 rng(3737u);
+    long refused = 0;
+    for (int round = 0; round < 40000; ++round) {
+        float x[256];
+        const int kind = round % 4;
+        if (kind == 0) {
+            iq_lanes::values(256, rng, x);  // every kind of value, NaN and Inf among them
+        } else {  // few distinct values: many ties, signed zeros
+            const float levels[] = {0.f, -0.f, 1.f, -1.f, 0.5f, iq_lanes::inf, -iq_lanes::inf, 1e-40f, 3e38f};
+            const unsigned distinct = kind == 1 ? 2u : kind == 2 ? 4u : 9u;
+            for (float& v : x) v = levels[rng() % distinct];
+        }
+        for (int n : {16, 32}) {
+            std::uint8_t s[32], l[32];
+            detail::scalar_iq1_order(x, n, s);
+            bool has_nan = false;
+            for (int i = 0; i < n; ++i) has_nan = has_nan || std::isnan(x[i]);
+            if (has_nan) {
+                ASSERT_FALSE(lanes(x, n, l)) << "round " << round;
+                ++refused;
+                continue;
+            }
+            ASSERT_TRUE(lanes(x, n, l)) << "round " << round;
+            ASSERT_EQ(std::memcmp(s, l, static_cast<std::size_t>(n)), 0) << "round " << round << ", n " << n;
+        }
+    }
+    EXPECT_GT(refused, 100);
 }
 
 // iq1_s / iq1_m's neighbour search (iq1_find_best_neighbour2's list): every off-grid key of the iq1
