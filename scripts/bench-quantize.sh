@@ -21,7 +21,7 @@
 # ratio = llama s / minfer s (> 1: minfer is faster). The requirement (issue 29): every k-quant file
 # type at least 3x faster than llama.cpp (ratio >= 3), every IQ type at least 1.5x (ratio >= 1.5),
 # Q8_0 and Q4_0 at least as fast (ratio >= 1).
-# The types that need an importance matrix (IQ1_*, IQ2_*, IQ3_XXS, Q2_K_S) get the model's imatrix on both sides.
+# The types that need an importance matrix (IQ1_*, IQ2_*, IQ3_XXS, IQ3_XS, Q2_K_S) get the model's imatrix on both sides.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -59,7 +59,7 @@ fi
 res=$(mktemp -d -p "$dir" results.XXXXXX)
 cat "$model" >/dev/null
 
-needs_imatrix() { case $1 in IQ1_*|IQ2_*|IQ3_XXS|Q2_K_S) return 0 ;; *) return 1 ;; esac; }
+needs_imatrix() { case $1 in IQ1_*|IQ2_*|IQ3_XXS|IQ3_XS|Q2_K_S) return 0 ;; *) return 1 ;; esac; }
 cmd=()
 # run SIDE TYPE: one timed run; appends "seconds rss_kib user_s sys_s" to $res/TYPE.SIDE, the output's SHA-256 to $res/TYPE.SIDE.sha
 run() {
