@@ -13,24 +13,15 @@
 #include <cstdlib>
 #include <vector>
 
+#include "llama_ref/llama_ref.hpp"
+
 namespace {
 
-// ggml.h / gguf.h, the declarations used (the library is loaded at run time).
-struct gguf_context;
-struct gguf_init_params {
-    bool no_alloc;
-    void** ctx;
-};
-using to_float_fn = void (*)(const void* src, float* dst, std::int64_t n);
-struct ggml_type_traits {
-    const char* type_name;
-    std::int64_t blck_size;
-    std::int64_t blck_size_interleave;
-    std::size_t type_size;
-    bool is_quantized;
-    to_float_fn to_float;
-    void* from_float_ref;
-};
+// ggml.h / gguf.h's types as the tests' binding declares them (its header only: the library is loaded
+// here with dlopen, nothing of the binding is linked).
+using minfer::llama_ref::ggml_type_traits;
+using minfer::llama_ref::gguf_context;
+using minfer::llama_ref::gguf_init_params;
 
 template <typename F>
 F sym(void* lib, const char* name) {

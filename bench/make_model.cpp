@@ -22,7 +22,8 @@
 
 namespace gg = minfer::gguf;
 
-std::uint64_t xorshift_fill(std::uint64_t seed, std::span<std::byte> out) {
+// xorshift64* from `seed` into `out`, 8 bytes at a time (a tail under 8 bytes is left as it is).
+void xorshift_fill(std::uint64_t seed, std::span<std::byte> out) {
     std::uint64_t x = seed;
     for (std::size_t k = 0; k + 8 <= out.size(); k += 8) {
         x ^= x >> 12;
@@ -31,7 +32,6 @@ std::uint64_t xorshift_fill(std::uint64_t seed, std::span<std::byte> out) {
         const std::uint64_t v = x * 0x2545F4914F6CDD1Dull;
         std::memcpy(out.data() + k, &v, 8);
     }
-    return x;
 }
 
 int dump_types(const char* out) {
@@ -102,14 +102,7 @@ int main(int argc, char** argv) {
         w.add_tensor(name, gg::tensor_type::f32, ne,
                      gg::tensor_source::callback(tensor_mib << 20, [i](std::uint64_t off, std::span<std::byte> out) {
                          // xorshift64* seeded by the tensor and the offset: incompressible, reproducible
-                         std::uint64_t x = (i + 1) * 0x9E3779B97F4A7C15ull ^ (off + 1);
-                         for (std::size_t k = 0; k + 8 <= out.size(); k += 8) {
-                             x ^= x >> 12;
-                             x ^= x << 25;
-                             x ^= x >> 27;
-                             const std::uint64_t v = x * 0x2545F4914F6CDD1Dull;
-                             std::memcpy(out.data() + k, &v, 8);
-                         }
+                         xorshift_fill((i + 1) * 0x9E3779B97F4A7C15ull ^ (off + 1), out);
                          return gg::result<void>{};
                      }));
     }

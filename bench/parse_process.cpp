@@ -31,12 +31,11 @@ int main(int argc, char** argv) {
     return 0;
 }
 #else
-// ggml's gguf.h, the declarations this program uses (the library is loaded at run time).
-struct gguf_context;
-struct gguf_init_params {
-    bool no_alloc;
-    void** ctx;
-};
+// gguf.h's types as the tests' binding declares them (its header only: the library is loaded here
+// with dlopen, nothing of the binding is linked).
+#include "llama_ref/llama_ref.hpp"
+using minfer::llama_ref::gguf_context;
+using minfer::llama_ref::gguf_init_params;
 
 int main(int argc, char** argv) {
     if (argc != 2) {

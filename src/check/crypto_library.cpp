@@ -7,28 +7,20 @@
 #include <mutex>
 #include <string>
 
+#include "../common/shared_library.hpp"
+
 #include "minfer/check/errors.hpp"
 
 namespace minfer::check::detail {
 namespace {
+
+using minfer::detail::resolve_symbol;
 
 struct loaded {
     crypto_functions fns{};
     gguf::error failure;
     bool ok = false;
 };
-
-template <typename F>
-bool resolve(void* handle, const char* name, F& fn, std::string& missing) {
-    void* p = ::dlsym(handle, name);
-    if (p == nullptr) {
-        if (!missing.empty()) missing += ", ";
-        missing += name;
-        return false;
-    }
-    fn = reinterpret_cast<F>(p);
-    return true;
-}
 
 void load(loaded& l) noexcept {
     try {
@@ -42,16 +34,16 @@ void load(loaded& l) noexcept {
         }
         std::string missing;
         crypto_functions& f = l.fns;
-        bool all = resolve(handle, "EVP_MD_CTX_new", f.md_ctx_new, missing);
-        all &= resolve(handle, "EVP_MD_CTX_free", f.md_ctx_free, missing);
-        all &= resolve(handle, "EVP_sha1", f.sha1, missing);
-        all &= resolve(handle, "EVP_sha256", f.sha256, missing);
-        all &= resolve(handle, "EVP_DigestInit_ex", f.digest_init_ex, missing);
-        all &= resolve(handle, "EVP_DigestUpdate", f.digest_update, missing);
-        all &= resolve(handle, "EVP_DigestFinal_ex", f.digest_final_ex, missing);
-        all &= resolve(handle, "ERR_get_error", f.err_get_error, missing);
-        all &= resolve(handle, "ERR_error_string_n", f.err_error_string_n, missing);
-        all &= resolve(handle, "ERR_clear_error", f.err_clear_error, missing);
+        bool all = resolve_symbol(handle, "EVP_MD_CTX_new", f.md_ctx_new, missing);
+        all &= resolve_symbol(handle, "EVP_MD_CTX_free", f.md_ctx_free, missing);
+        all &= resolve_symbol(handle, "EVP_sha1", f.sha1, missing);
+        all &= resolve_symbol(handle, "EVP_sha256", f.sha256, missing);
+        all &= resolve_symbol(handle, "EVP_DigestInit_ex", f.digest_init_ex, missing);
+        all &= resolve_symbol(handle, "EVP_DigestUpdate", f.digest_update, missing);
+        all &= resolve_symbol(handle, "EVP_DigestFinal_ex", f.digest_final_ex, missing);
+        all &= resolve_symbol(handle, "ERR_get_error", f.err_get_error, missing);
+        all &= resolve_symbol(handle, "ERR_error_string_n", f.err_error_string_n, missing);
+        all &= resolve_symbol(handle, "ERR_clear_error", f.err_clear_error, missing);
         if (!all) {
             l.failure.detail = "the loaded libcrypto lacks " + missing;
             return;

@@ -7,10 +7,14 @@
 #include <mutex>
 #include <string>
 
+#include "../common/shared_library.hpp"
+
 #include "minfer/remote/errors.hpp"
 
 namespace minfer::remote::detail {
 namespace {
+
+using minfer::detail::resolve_symbol;
 
 // The SONAME the build linked against before (Debian's libcurl4: libcurl.so.4, OpenSSL flavour).
 // libcurl-gnutls.so.4 exports the same ABI under other symbol versions; it is tried second so that a
@@ -22,18 +26,6 @@ struct loaded {
     gguf::error failure;
     bool ok = false;
 };
-
-template <typename F>
-bool resolve(void* handle, const char* name, F& fn, std::string& missing) {
-    void* p = ::dlsym(handle, name);
-    if (p == nullptr) {
-        if (!missing.empty()) missing += ", ";
-        missing += name;
-        return false;
-    }
-    fn = reinterpret_cast<F>(p);
-    return true;
-}
 
 void load(loaded& l) noexcept {
     try {
@@ -54,15 +46,15 @@ void load(loaded& l) noexcept {
         }
         std::string missing;
         curl_functions& f = l.fns;
-        bool all = resolve(handle, "curl_global_init", f.global_init, missing);
-        all &= resolve(handle, "curl_easy_init", f.easy_init, missing);
-        all &= resolve(handle, "curl_easy_cleanup", f.easy_cleanup, missing);
-        all &= resolve(handle, "curl_easy_reset", f.easy_reset, missing);
-        all &= resolve(handle, "curl_easy_setopt", f.easy_setopt, missing);
-        all &= resolve(handle, "curl_easy_perform", f.easy_perform, missing);
-        all &= resolve(handle, "curl_easy_getinfo", f.easy_getinfo, missing);
-        all &= resolve(handle, "curl_easy_strerror", f.easy_strerror, missing);
-        all &= resolve(handle, "curl_slist_free_all", f.slist_free_all, missing);
+        bool all = resolve_symbol(handle, "curl_global_init", f.global_init, missing);
+        all &= resolve_symbol(handle, "curl_easy_init", f.easy_init, missing);
+        all &= resolve_symbol(handle, "curl_easy_cleanup", f.easy_cleanup, missing);
+        all &= resolve_symbol(handle, "curl_easy_reset", f.easy_reset, missing);
+        all &= resolve_symbol(handle, "curl_easy_setopt", f.easy_setopt, missing);
+        all &= resolve_symbol(handle, "curl_easy_perform", f.easy_perform, missing);
+        all &= resolve_symbol(handle, "curl_easy_getinfo", f.easy_getinfo, missing);
+        all &= resolve_symbol(handle, "curl_easy_strerror", f.easy_strerror, missing);
+        all &= resolve_symbol(handle, "curl_slist_free_all", f.slist_free_all, missing);
         if (!all) {
             l.failure.detail = "the loaded libcurl lacks " + missing;
             return;  // the handle stays open: dlclose of a half-used library buys nothing
