@@ -7,6 +7,7 @@
 #include "minfer/gguf/page_advice.hpp"
 #include "minfer/quant/dequantize.hpp"
 #include "minfer/quant/errors.hpp"
+#include "minfer/quant/value_stream.hpp"
 
 namespace minfer::compare {
 namespace {
@@ -36,11 +37,6 @@ gguf::result<value_compare> compare_values(const gguf::model& ma, const gguf::te
     const bool mapped_a = ma.parts()[ta.part].file.mapped(), mapped_b = mb.parts()[tb.part].file.mapped();
     if (mapped_a) gguf::advise_sequential(bytes_a);
     if (mapped_b) gguf::advise_sequential(bytes_b);
-    auto release = [](bool mapped, gguf::tensor_type type, std::span<const std::byte> bytes, std::uint64_t from,
-                      std::uint64_t to) {
-        const std::uint64_t b0 = quant::bytes_for(type, from), b1 = quant::bytes_for(type, to);
-        if (mapped && b1 <= bytes.size()) gguf::release_pages(bytes.subspan(b0, b1 - b0));
-    };
     for (std::uint64_t first = 0; first < n;) {
         const std::size_t k = static_cast<std::size_t>(std::min<std::uint64_t>(n - first, chunk_values));
         va.resize(k);
@@ -48,8 +44,8 @@ gguf::result<value_compare> compare_values(const gguf::model& ma, const gguf::te
         // Each chunk converted on every hardware thread (the persistent pool of dequantize_parallel).
         if (auto r = quant::dequantize_range(ta.info->type, bytes_a, first, va, 0); !r) return gguf::unexpected(r.error());
         if (auto r = quant::dequantize_range(tb.info->type, bytes_b, first, vb, 0); !r) return gguf::unexpected(r.error());
-        release(mapped_a, ta.info->type, bytes_a, first, first + k);
-        release(mapped_b, tb.info->type, bytes_b, first, first + k);
+        if (mapped_a) quant::release_value_pages(ta.info->type, bytes_a, first, k);
+        if (mapped_b) quant::release_value_pages(tb.info->type, bytes_b, first, k);
         c.add(va, vb);
         first += k;
         if (progress) progress(ta.info->name, first * 4, n * 4);

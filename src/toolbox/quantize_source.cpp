@@ -18,7 +18,7 @@
 #include "minfer/quant/errors.hpp"
 #include "quantize_internal.hpp"
 
-#include "minfer/gguf/page_advice.hpp"
+#include "minfer/quant/value_stream.hpp"
 
 namespace minfer::toolbox::quantize_detail {
 namespace {
@@ -105,10 +105,7 @@ private:
         // The input bytes of these rows are read for good (the writer asks in order): their pages
         // leave this process (they stay in the page cache), so the resident set is the batch, not
         // the whole input. Only for a mapping: memory a file was read into must not be discarded.
-        if (job_.m->parts()[job_.t.part].file.mapped()) {
-            const std::uint64_t from = quant::bytes_for(info.type, first), to = quant::bytes_for(info.type, first + n_values);
-            if (to <= bytes.size()) gguf::release_pages(bytes.subspan(from, to - from));
-        }
+        if (job_.m->parts()[job_.t.part].file.mapped()) quant::release_value_pages(info.type, bytes, first, n_values);
         return {};
     }
 

@@ -18,6 +18,15 @@ namespace minfer::quant {
 /// it, so every chunk but the last is whole blocks, and the last is too (a tensor is whole blocks).
 inline constexpr std::size_t chunk_values = std::size_t{1} << 20;
 
+/// Gives back the pages of values [first, first + n) of a tensor of `type` whose bytes are `bytes`,
+/// a file mapping (gguf::release_pages on their blocks; nothing when the range passes the bytes).
+/// Only for bytes of a mapping (mapped_file::mapped()).
+inline void release_value_pages(gguf::tensor_type type, std::span<const std::byte> bytes, std::uint64_t first,
+                                std::uint64_t n) noexcept {
+    const std::uint64_t from = bytes_for(type, first), to = bytes_for(type, first + n);
+    if (from <= to && to <= bytes.size()) gguf::release_pages(bytes.subspan(from, to - from));
+}
+
 /// How stream_values reads.
 struct stream_options {
     /// Threads converting each chunk (0: one per hardware thread), on the process's persistent
@@ -42,10 +51,7 @@ gguf::result<void> stream_values(gguf::tensor_type type, std::span<const std::by
         if (buffer.size() < n) buffer.resize(n);
         const std::span<float> dst(buffer.data(), n);
         if (auto r = dequantize_range(type, bytes, first, dst, options.threads); !r) return r;
-        if (options.mapped) {
-            const std::uint64_t from = bytes_for(type, first), to = bytes_for(type, first + n);
-            if (to <= bytes.size()) gguf::release_pages(bytes.subspan(from, to - from));
-        }
+        if (options.mapped) release_value_pages(type, bytes, first, n);
         if (!fn(first, std::span<const float>(dst))) break;
         first += n;
     }
