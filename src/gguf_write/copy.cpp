@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
@@ -28,6 +29,14 @@ copy_status write_all(int fd, std::span<const std::byte> bytes, std::uint64_t of
         s.done += static_cast<std::uint64_t>(w);
     }
     return s;
+}
+
+void start_writeback(int fd, std::uint64_t offset, std::uint64_t length) noexcept {
+#if defined(__linux__)
+    if (length > 0) (void)::sync_file_range(fd, static_cast<off_t>(offset), static_cast<off_t>(length), SYNC_FILE_RANGE_WRITE);
+#else
+    (void)fd, (void)offset, (void)length;
+#endif
 }
 
 copy_status read_all(int fd, std::span<std::byte> out, std::uint64_t offset) noexcept {

@@ -18,6 +18,12 @@ struct copy_status {
 /// pwrite all of `bytes` at `offset`, retrying short writes and EINTR.
 copy_status write_all(int fd, std::span<const std::byte> bytes, std::uint64_t offset) noexcept;
 
+/// Ask the kernel to start writing [offset, offset + length) of `fd` to the device now
+/// (sync_file_range with SYNC_FILE_RANGE_WRITE on Linux; nothing elsewhere), without waiting for
+/// it. The writer calls it after each chunk so that the final fsync finds little left to write
+/// instead of the whole file. Advisory: a failure is ignored (the fsync reports real errors).
+void start_writeback(int fd, std::uint64_t offset, std::uint64_t length) noexcept;
+
 /// pread exactly out.size() bytes at `offset` (short_source when the file ends first).
 copy_status read_all(int fd, std::span<std::byte> out, std::uint64_t offset) noexcept;
 

@@ -546,6 +546,7 @@ result<atomic_file> writer::write_uncommitted(const std::filesystem::path& path,
                 case tensor_source::kind::borrowed:
                 case tensor_source::kind::owned:
                     if (const auto w = detail::write_all(fd, s.bytes(), at); !w.ok()) return write_failed(w, i, at);
+                    detail::start_writeback(fd, at, s.size());
                     break;
                 case tensor_source::kind::file: {
                     auto in = sources.fd(s, i, p);
@@ -571,6 +572,7 @@ result<atomic_file> writer::write_uncommitted(const std::filesystem::path& path,
                         [&](std::uint64_t done, std::span<std::byte> bytes) -> result<void> {
                             if (const auto w = detail::write_all(fd, bytes, at + done); !w.ok())
                                 return write_failed(w, i, at + done);
+                            detail::start_writeback(fd, at + done, bytes.size());
                             return {};
                         });
                     if (!r) return unexpected(std::move(r).error());

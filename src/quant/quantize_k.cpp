@@ -213,10 +213,19 @@ namespace {
 
 /// The 2-bit levels of 256 values, four per byte: value j + 32r of each 128 in bits 2r.
 void pack_2bit(const std::uint8_t* L, std::uint8_t* qs) {
+    // 8 bytes at a time in a 64-bit word: every level is below 4, so no shifted byte reaches the
+    // next one and the OR of the shifted words is the bytes' ORs side by side.
+    auto word = [](const std::uint8_t* p) {
+        std::uint64_t w;
+        std::memcpy(&w, p, sizeof w);
+        return w;
+    };
     for (int j = 0; j < qk; j += 128)
-        for (int l = 0; l < 32; ++l)
-            qs[j / 4 + l] = static_cast<std::uint8_t>(L[j + l] | (L[j + l + 32] << 2) | (L[j + l + 64] << 4) |
-                                                      (L[j + l + 96] << 6));
+        for (int l = 0; l < 32; l += 8) {
+            const std::uint64_t w = word(L + j + l) | (word(L + j + l + 32) << 2) | (word(L + j + l + 64) << 4) |
+                                    (word(L + j + l + 96) << 6);
+            std::memcpy(qs + j / 4 + l, &w, sizeof w);
+        }
 }
 
 float sum_squares(const float* x, int n) {
@@ -243,12 +252,16 @@ void fit_eight(fit_with_min_x8_fn lanes, int n, int nmax, const float* x, const 
         scales[j] = fit_with_min(n, nmax, x + n * j, weights + n * j, L + n * j, &mins[j], Laux, rmin, rdelta, nstep, use_mad);
 }
 
+/// The requantization's AVX2 lanes when they are the active set, else nullptr: looked up once per
+/// block by its callers (a lookup per 16 values was a few percent of q3_K's time).
+requantize_fn requantize_kernel() noexcept { return active_isa() == isa::avx2 ? avx2_requantize() : nullptr; }
+
 /// ggml's requantization of n values with a block's final scale d (and the minimum `add` when
 /// with_add): L[i] = clamp(nearest_int(x[i] / d), lo, hi) + offset, or nearest_int((x[i] + add) / d).
-/// In AVX2 lanes when they are the active set (avx2_fit.cpp; the same bits value by value).
-void requantize(const float* x, int n, float d, bool with_add, float add, int lo, int hi, int offset,
-                std::uint8_t* L) {
-    if (const requantize_fn lanes = active_isa() == isa::avx2 ? avx2_requantize() : nullptr; lanes != nullptr) {
+/// In `lanes` (requantize_kernel(); avx2_fit.cpp, the same bits value by value) when not nullptr.
+void requantize(requantize_fn lanes, const float* x, int n, float d, bool with_add, float add, int lo, int hi,
+                int offset, std::uint8_t* L) {
+    if (lanes != nullptr) {
         lanes(x, n, d, with_add, add, lo, hi, offset, L);
         return;
     }
@@ -263,11 +276,12 @@ void requantize(const float* x, int n, float d, bool with_add, float add, int lo
 /// Requantize with the stored (4-bit, f16-rounded) scales and mins, the values the reader will use.
 void q2_k_requantize(const float* x, std::uint8_t* y, std::uint8_t* L) {
     const float dall = f16_field(y + 80), dmin = f16_field(y + 82);
+    const requantize_fn lanes = requantize_kernel();
     for (int j = 0; j < 16; ++j) {
         const float d = dall * static_cast<float>(y[j] & 0xf);
         if (d == 0.0f) continue;
         const float dm = dmin * static_cast<float>(y[j] >> 4);
-        requantize(x + 16 * j, 16, d, true, dm, 0, 3, 0, L + 16 * j);
+        requantize(lanes, x + 16 * j, 16, d, true, dm, 0, 3, 0, L + 16 * j);
     }
     pack_2bit(L, y + 16);
 }
@@ -358,12 +372,13 @@ namespace {
 void q3_k_finish(const float* x, std::uint8_t* y, std::int8_t* L) {
     const std::uint8_t* sc = y + 96;
     const float dall = f16_field(y + 108);
+    const requantize_fn requantize_lanes = requantize_kernel();
     for (int j = 0; j < 16; ++j) {
         int s = j < 8 ? sc[j] & 0xf : sc[j - 8] >> 4;
         s = static_cast<std::int8_t>((s | (((sc[8 + j % 4] >> (2 * (j / 4))) & 3) << 4)) - 32);
         const float d = dall * static_cast<float>(s);
         if (d == 0.0f) continue;
-        requantize(x + 16 * j, 16, d, false, 0.f, -4, 3, 4, reinterpret_cast<std::uint8_t*>(L + 16 * j));
+        requantize(requantize_lanes, x + 16 * j, 16, d, false, 0.f, -4, 3, 4, reinterpret_cast<std::uint8_t*>(L + 16 * j));
     }
     std::uint8_t* hmask = y;
     std::uint8_t U[qk];
@@ -379,9 +394,8 @@ void q3_k_block(const float* x, std::uint8_t* y) {
     std::int8_t L[qk];
     float scales[16];
     float max_scale = 0, amax = 0;
-    if (const fit_q3_x8_fn lanes = active_isa() == isa::avx2 ? avx2_fit_q3_x8() : nullptr; lanes != nullptr) {
+    if (const fit_q3_x8_fn lanes = active_isa() == isa::avx2 ? avx2_fit_q3_x16() : nullptr; lanes != nullptr) {
         lanes(16, 4, x, L, scales);
-        lanes(16, 4, x + 128, L + 128, scales + 8);
     } else {
         for (int j = 0; j < 16; ++j) scales[j] = fit_q3(16, 4, x + 16 * j, L + 16 * j);
     }
@@ -457,13 +471,14 @@ void k4_get_scale_min(int j, const std::uint8_t* q, std::uint8_t& d, std::uint8_
 /// Requantize the 256 values to [0, nmax] with the stored scales and mins (fields at y).
 void k4_requantize(const float* x, const std::uint8_t* y, std::uint8_t* L, int nmax) {
     const float dall = f16_field(y), dmin = f16_field(y + 2);
+    const requantize_fn lanes = requantize_kernel();
     for (int j = 0; j < 8; ++j) {
         std::uint8_t sc, m;
         k4_get_scale_min(j, y + 4, sc, m);
         const float d = dall * static_cast<float>(sc);
         if (d == 0.0f) continue;
         const float dm = dmin * static_cast<float>(m);
-        requantize(x + 32 * j, 32, d, true, dm, 0, nmax, 0, L + 32 * j);
+        requantize(lanes, x + 32 * j, 32, d, true, dm, 0, nmax, 0, L + 32 * j);
     }
 }
 
@@ -587,15 +602,11 @@ void q6_k_one(const float* x, std::uint8_t* y, const float* qw) {
     std::int8_t L[qk];
     float scales[16];
     float max_scale = 0, max_abs_scale = 0;
-    const fit_symmetric_x8_fn lanes = active_isa() == isa::avx2 ? avx2_fit_symmetric_x8() : nullptr;
-    for (int ib = 0; ib < 16; ib += 8) {
-        const float* w = qw != nullptr ? qw + 16 * ib : nullptr;
-        if (lanes != nullptr) {
-            lanes(16, 32, x + 16 * ib, L + 16 * ib, w, scales + ib);
-            continue;
-        }
-        for (int k = 0; k < 8; ++k)
-            scales[ib + k] = fit_symmetric(16, 32, x + 16 * (ib + k), L + 16 * (ib + k), w != nullptr ? w + 16 * k : nullptr);
+    if (const fit_symmetric_x8_fn lanes = active_isa() == isa::avx2 ? avx2_fit_symmetric_x16() : nullptr; lanes != nullptr) {
+        lanes(16, 32, x, L, qw, scales);
+    } else {
+        for (int ib = 0; ib < 16; ++ib)
+            scales[ib] = fit_symmetric(16, 32, x + 16 * ib, L + 16 * ib, qw != nullptr ? qw + 16 * ib : nullptr);
     }
     for (int ib = 0; ib < 16; ++ib) {
         const float scale = scales[ib];
@@ -617,10 +628,11 @@ void q6_k_one(const float* x, std::uint8_t* y, const float* qw) {
         sc[ib] = static_cast<std::int8_t>(l < 127 ? l : 127);
     }
     const float dall = f16_field(y + 208);
+    const requantize_fn requantize_lanes = requantize_kernel();
     for (int j = 0; j < 16; ++j) {
         const float d = dall * static_cast<float>(sc[j]);
         if (d == 0.0f) continue;
-        requantize(x + 16 * j, 16, d, false, 0.f, -32, 31, 32, reinterpret_cast<std::uint8_t*>(L + 16 * j));
+        requantize(requantize_lanes, x + 16 * j, 16, d, false, 0.f, -32, 31, 32, reinterpret_cast<std::uint8_t*>(L + 16 * j));
     }
     std::uint8_t* ql = y;
     std::uint8_t* qh = y + 128;

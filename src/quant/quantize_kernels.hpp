@@ -30,13 +30,16 @@ fit_with_min_x8_fn avx2_fit_with_min_x8() noexcept;
 /// (1 <= n <= 32; weights 8 * n values or nullptr for x*x): L receives 8 * n levels, scale 8 values.
 using fit_symmetric_x8_fn = void (*)(int n, int nmax, const float* x, std::int8_t* L, const float* weights,
                                      float* scale);
-/// Its AVX2 version (avx2_fit.cpp), nullptr when this build has none.
+/// Its AVX2 version (avx2_fit.cpp), nullptr when this build has none; the _x16 one takes 16
+/// consecutive sub-blocks (x, weights and L 16 * n values, scale 16), two groups of 8 side by side.
 fit_symmetric_x8_fn avx2_fit_symmetric_x8() noexcept;
+fit_symmetric_x8_fn avx2_fit_symmetric_x16() noexcept;
 /// ggml's make_q3_quants with do_rmse (qb::fit_q3) on 8 consecutive sub-blocks of n values
 /// (1 <= n <= 32): L receives 8 * n levels (+ nmax), scale 8 values.
 using fit_q3_x8_fn = void (*)(int n, int nmax, const float* x, std::int8_t* L, float* scale);
-/// Its AVX2 version (avx2_fit.cpp), nullptr when this build has none.
+/// Its AVX2 versions (avx2_fit.cpp) on 8 and on 16 sub-blocks, nullptr when this build has none.
 fit_q3_x8_fn avx2_fit_q3_x8() noexcept;
+fit_q3_x8_fn avx2_fit_q3_x16() noexcept;
 
 /// ggml's quantize_row_iq4_nl_impl's 16 scale tries on one 32-value block (the first guess and
 /// itry = -7..7): for each inverse scale ids[t], q_j = the iq4 level nearest ids[t] * x[j] (ggml's

@@ -2,6 +2,8 @@
 // infinite or NaN. Offsets are those of ggml's block structs (docs/QUANT.md's layouts).
 #include "minfer/quant/validate.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 
 namespace minfer::quant {
@@ -157,6 +159,23 @@ std::optional<invalid_value> validate_bytes(tensor_type type, std::span<const st
             return std::nullopt;
     }
     return std::nullopt;
+}
+
+std::size_t first_non_finite(std::span<const float> values) noexcept {
+    constexpr std::size_t stretch = 4096;
+    for (std::size_t begin = 0; begin < values.size(); begin += stretch) {
+        const std::size_t end = std::min(values.size(), begin + stretch);
+        std::uint32_t all_ones_exponent = 0;  // NaN and Inf are the values whose exponent bits are all set
+        for (std::size_t i = begin; i < end; ++i) {
+            std::uint32_t bits;
+            std::memcpy(&bits, &values[i], sizeof bits);
+            all_ones_exponent |= static_cast<std::uint32_t>((bits & 0x7f800000u) == 0x7f800000u);
+        }
+        if (all_ones_exponent == 0) continue;
+        for (std::size_t i = begin; i < end; ++i)
+            if (!std::isfinite(values[i])) return i;
+    }
+    return values.size();
 }
 
 }  // namespace minfer::quant

@@ -78,14 +78,12 @@ private:
             if (e.subject.empty()) e.subject = info.name;
             return gguf::unexpected(std::move(e));
         }
-        for (std::size_t i = 0; i < values_.size(); ++i) {
-            if (!std::isfinite(values_[i])) {
-                gguf::error e;
-                e.code = quant::codes::non_finite_weight;
-                e.subject = info.name;
-                e.index = static_cast<std::int64_t>(first + i);
-                return gguf::unexpected(std::move(e));
-            }
+        if (const std::size_t i = quant::first_non_finite(values_); i != values_.size()) {
+            gguf::error e;
+            e.code = quant::codes::non_finite_weight;
+            e.subject = info.name;
+            e.index = static_cast<std::int64_t>(first + i);
+            return gguf::unexpected(std::move(e));
         }
         std::span<const float> importance;
         if (!job_.importance.empty())

@@ -16,6 +16,7 @@
 #include "minfer/quant/dequantize.hpp"
 #include "minfer/quant/quantize.hpp"
 #include "minfer/quant/errors.hpp"
+#include "minfer/quant/validate.hpp"
 
 namespace {
 
@@ -251,6 +252,36 @@ TEST(Quantize, NonFiniteInputNeverFails) {
 // scale comes from the values after the block's last NaN (ggml's MAX(amax, |v|) takes the NaN, then
 // drops it at the next comparison): NaN only when the NaN is the block's last value. q4_0 ignores
 // a NaN for the scale and stores it as level 0 (-8 d).
+// quantize's input check: the first NaN or infinity, at every position of a stretch and across the
+// 4096-value stretches of the branch-free pass (first, last, both sides of a boundary), the
+// smallest and largest non-finite bit patterns, and finite extremes that are not caught.
+TEST(Quantize, FirstNonFiniteFindsTheFirst) {
+    const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+    std::vector<float> v(3 * 4096 + 17, 1.f);
+    EXPECT_EQ(minfer::quant::first_non_finite(v), v.size());
+    EXPECT_EQ(minfer::quant::first_non_finite(std::span<const float>()), 0u);
+    v[0] = std::numeric_limits<float>::max();
+    v[1] = -std::numeric_limits<float>::max();
+    v[2] = std::numeric_limits<float>::denorm_min();
+    v[3] = -0.f;
+    EXPECT_EQ(minfer::quant::first_non_finite(v), v.size());
+    for (std::size_t at : {std::size_t{0}, std::size_t{4095}, std::size_t{4096}, std::size_t{8191}, v.size() - 1}) {
+        for (std::uint32_t bits : {0x7f800000u, 0xff800000u, 0x7f800001u, 0xffffffffu, 0x7fc00000u}) {
+            std::vector<float> w = v;
+            std::memcpy(&w[at], &bits, sizeof bits);
+            EXPECT_EQ(minfer::quant::first_non_finite(w), at) << at << " " << bits;
+            if (at + 5 < w.size()) {
+                w[at + 5] = nan;  // a later one does not hide the first
+                EXPECT_EQ(minfer::quant::first_non_finite(w), at);
+            }
+        }
+    }
+    std::vector<float> two(5000, 0.f);
+    two[4999] = inf;
+    two[4100] = -inf;
+    EXPECT_EQ(minfer::quant::first_non_finite(two), 4100u);
+}
+
 TEST(Quantize, DocumentedNaNResults) {
     const float nan = std::numeric_limits<float>::quiet_NaN();
     auto u16 = [](const std::vector<std::byte>& b) {

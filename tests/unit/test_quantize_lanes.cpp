@@ -91,14 +91,17 @@ bool same_float(float a, float b) {
     return std::memcmp(&a, &b, sizeof a) == 0;
 }
 
-// 8 sub-blocks of n values side by side, as one lanes call takes them: in round 0 one of each of the
-// first 8 kinds, then random mixes.
+// `count` (8, or 16 for the two-group searches) sub-blocks of n values side by side, as one lanes
+// call takes them: in round 0 one of each of the first 8 kinds (all finite), then random mixes (a
+// NaN or an Inf in some of them: the searches that round in floats only when every value is finite
+// take both paths).
 struct eight_sub_blocks {
     std::vector<float> x, w;
-    int kind_of[8];
-    eight_sub_blocks(int n, int round, std::mt19937& rng) : x(8 * static_cast<std::size_t>(n)), w(x.size()) {
-        for (int k = 0; k < 8; ++k) {
-            kind_of[k] = round == 0 ? k : static_cast<int>(rng() % kinds);
+    int kind_of[16];
+    eight_sub_blocks(int n, int round, std::mt19937& rng, int count = 8)
+        : x(static_cast<std::size_t>(count) * static_cast<std::size_t>(n)), w(x.size()) {
+        for (int k = 0; k < count; ++k) {
+            kind_of[k] = round == 0 ? k % 8 : static_cast<int>(rng() % kinds);
             make_sub_block(kind_of[k], n, rng, x.data() + k * n, w.data() + k * n);
         }
     }
@@ -222,60 +225,67 @@ TEST(QuantizeLanes, FitWithMinInLanesIsTheScalarSearch) {
 }
 
 // make_qx_quants (fit_symmetric) in lanes: q6_K's search (n 16, nmax 32), with ggml's x*x weights
-// (nullptr) and with importance weights, and the legacy types' shapes (n 32, nmax 8 and 16).
+// (nullptr) and with importance weights, and the legacy types' shapes (n 32, nmax 8 and 16), and n 12
+// (a part of a transposition tile); 8 sub-blocks per call and 16 (two groups side by side, q6_K's call).
 TEST(QuantizeLanes, FitSymmetricInLanesIsTheScalarSearch) {
     if (!quant::isa_supported(quant::isa::avx2) || detail::avx2_fit_symmetric_x8() == nullptr)
         GTEST_SKIP() << "no AVX2 in this CPU or build: the lanes search is never used here";
-    const detail::fit_symmetric_x8_fn lanes = detail::avx2_fit_symmetric_x8();
     std::mt19937 rng(6u);
     int compared = 0;
-    for (const shape sh : {shape{16, 32}, shape{32, 8}, shape{32, 16}, shape{16, 4}}) {
-        const int n = sh.n;
-        for (bool own_weights : {false, true}) {
-            for (int round = 0; round < 400; ++round) {
-                const eight_sub_blocks in(n, round, rng);
-                const float* weights = own_weights ? in.w.data() : nullptr;
+    for (const int count : {8, 16}) {
+        const detail::fit_symmetric_x8_fn lanes = count == 8 ? detail::avx2_fit_symmetric_x8() : detail::avx2_fit_symmetric_x16();
+        for (const shape sh : {shape{16, 32}, shape{32, 8}, shape{32, 16}, shape{16, 4}, shape{12, 32}}) {
+            const int n = sh.n;
+            for (bool own_weights : {false, true}) {
+                for (int round = 0; round < 400; ++round) {
+                    const eight_sub_blocks in(n, round, rng, count);
+                    const float* weights = own_weights ? in.w.data() : nullptr;
+                    std::vector<std::int8_t> L_scalar(in.x.size(), 99), L_lanes(in.x.size(), 77);
+                    float scale_scalar[16], scale_lanes[16];
+                    for (int k = 0; k < count; ++k)
+                        scale_scalar[k] = detail::qb::fit_symmetric(n, sh.nmax, in.x.data() + k * n, L_scalar.data() + k * n,
+                                                                    weights != nullptr ? weights + k * n : nullptr);
+                    lanes(n, sh.nmax, in.x.data(), L_lanes.data(), weights, scale_lanes);
+                    const std::string what = std::to_string(count) + " sub-blocks, n " + std::to_string(n) + ", nmax " +
+                                             std::to_string(sh.nmax) + (own_weights ? ", weights" : ", x*x");
+                    for (int k = 0; k < count; ++k)
+                        ASSERT_TRUE(lane_agrees(where(what, round, k, in), k, n, scale_lanes, scale_scalar, L_lanes, L_scalar));
+                    ++compared;
+                }
+            }
+        }
+    }
+    EXPECT_EQ(compared, 2 * 5 * 2 * 400);
+}
+
+// make_q3_quants (fit_q3) in lanes: q3_K's search (n 16, nmax 4), whose refinement moves one level
+// at a time; also n 32, n 12 and other nmax, so that lanes stop refining in different passes; 8 and
+// 16 sub-blocks per call (q3_K's call is 16: two groups whose passes end together).
+TEST(QuantizeLanes, FitQ3InLanesIsTheScalarSearch) {
+    if (!quant::isa_supported(quant::isa::avx2) || detail::avx2_fit_q3_x8() == nullptr)
+        GTEST_SKIP() << "no AVX2 in this CPU or build: the lanes search is never used here";
+    std::mt19937 rng(33u);
+    int compared = 0;
+    for (const int count : {8, 16}) {
+        const detail::fit_q3_x8_fn lanes = count == 8 ? detail::avx2_fit_q3_x8() : detail::avx2_fit_q3_x16();
+        for (const shape sh : {shape{16, 4}, shape{32, 4}, shape{16, 8}, shape{32, 2}, shape{12, 4}}) {
+            const int n = sh.n;
+            for (int round = 0; round < 800; ++round) {
+                const eight_sub_blocks in(n, round, rng, count);
                 std::vector<std::int8_t> L_scalar(in.x.size(), 99), L_lanes(in.x.size(), 77);
-                float scale_scalar[8], scale_lanes[8];
-                for (int k = 0; k < 8; ++k)
-                    scale_scalar[k] = detail::qb::fit_symmetric(n, sh.nmax, in.x.data() + k * n, L_scalar.data() + k * n,
-                                                                weights != nullptr ? weights + k * n : nullptr);
-                lanes(n, sh.nmax, in.x.data(), L_lanes.data(), weights, scale_lanes);
-                const std::string what = "n " + std::to_string(n) + ", nmax " + std::to_string(sh.nmax) +
-                                         (own_weights ? ", weights" : ", x*x");
-                for (int k = 0; k < 8; ++k)
+                float scale_scalar[16], scale_lanes[16];
+                for (int k = 0; k < count; ++k)
+                    scale_scalar[k] = detail::qb::fit_q3(n, sh.nmax, in.x.data() + k * n, L_scalar.data() + k * n);
+                lanes(n, sh.nmax, in.x.data(), L_lanes.data(), scale_lanes);
+                const std::string what = std::to_string(count) + " sub-blocks, n " + std::to_string(n) + ", nmax " +
+                                         std::to_string(sh.nmax);
+                for (int k = 0; k < count; ++k)
                     ASSERT_TRUE(lane_agrees(where(what, round, k, in), k, n, scale_lanes, scale_scalar, L_lanes, L_scalar));
                 ++compared;
             }
         }
     }
-    EXPECT_EQ(compared, 4 * 2 * 400);
-}
-
-// make_q3_quants (fit_q3) in lanes: q3_K's search (n 16, nmax 4), whose refinement moves one level
-// at a time; also n 32 and other nmax, so that lanes stop refining in different passes.
-TEST(QuantizeLanes, FitQ3InLanesIsTheScalarSearch) {
-    if (!quant::isa_supported(quant::isa::avx2) || detail::avx2_fit_q3_x8() == nullptr)
-        GTEST_SKIP() << "no AVX2 in this CPU or build: the lanes search is never used here";
-    const detail::fit_q3_x8_fn lanes = detail::avx2_fit_q3_x8();
-    std::mt19937 rng(33u);
-    int compared = 0;
-    for (const shape sh : {shape{16, 4}, shape{32, 4}, shape{16, 8}, shape{32, 2}}) {
-        const int n = sh.n;
-        for (int round = 0; round < 800; ++round) {
-            const eight_sub_blocks in(n, round, rng);
-            std::vector<std::int8_t> L_scalar(in.x.size(), 99), L_lanes(in.x.size(), 77);
-            float scale_scalar[8], scale_lanes[8];
-            for (int k = 0; k < 8; ++k)
-                scale_scalar[k] = detail::qb::fit_q3(n, sh.nmax, in.x.data() + k * n, L_scalar.data() + k * n);
-            lanes(n, sh.nmax, in.x.data(), L_lanes.data(), scale_lanes);
-            const std::string what = "n " + std::to_string(n) + ", nmax " + std::to_string(sh.nmax);
-            for (int k = 0; k < 8; ++k)
-                ASSERT_TRUE(lane_agrees(where(what, round, k, in), k, n, scale_lanes, scale_scalar, L_lanes, L_scalar));
-            ++compared;
-        }
-    }
-    EXPECT_EQ(compared, 4 * 800);
+    EXPECT_EQ(compared, 2 * 5 * 800);
 }
 
 // A search that changes its mind late: a constant lane beside lanes whose best fit comes from the

@@ -33,4 +33,9 @@ bool can_validate(gguf::tensor_type type) noexcept;
 /// ggml fails those too.
 std::optional<invalid_value> validate_bytes(gguf::tensor_type type, std::span<const std::byte> bytes) noexcept;
 
+/// The index of the first NaN or infinity in `values`, or values.size() when every value is finite:
+/// quantize's check of its input, one batch at a time (a branch-free pass over 4096 values at a time,
+/// which the compiler vectorises; the value-by-value search only in the stretch that holds one).
+std::size_t first_non_finite(std::span<const float> values) noexcept;
+
 }  // namespace minfer::quant
