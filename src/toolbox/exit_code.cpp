@@ -10,6 +10,7 @@
 #include "minfer/check/errors.hpp"
 #include "minfer/gguf_write/errors.hpp"
 #include "minfer/quant/errors.hpp"
+#include "minfer/toolbox/errors.hpp"
 
 namespace minfer::toolbox {
 namespace {
@@ -77,6 +78,12 @@ constexpr std::array table{
     row(check::codes::hash_unavailable, request, exit_parse),
     row(check::codes::manifest_too_large, request, exit_parse),
     row(check::codes::manifest_bad_line, request, exit_parse),
+    // toolbox: reshaping models and their configs
+    row(toolbox::codes::bad_selection, request, exit_usage),        // the command line's list
+    row(toolbox::codes::key_not_adjustable, request, exit_parse),
+    row(toolbox::codes::sources_incompatible, request, exit_parse),
+    row(toolbox::codes::bad_config, request, exit_usage),           // the user's config, as a command line
+    row(toolbox::codes::unsupported_config, request, exit_usage),
     // remote (range_ignored, bad_content_range, library_unavailable), by number: this library does
     // not link remote (whose header would register its domain). Every one is a transfer's: the file
     // may be fine, it could not be read (libcurl missing included).

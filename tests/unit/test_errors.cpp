@@ -16,6 +16,9 @@
 #ifdef MINFER_TEST_REMOTE
 #include "minfer/remote/errors.hpp"
 #endif
+#ifdef MINFER_TEST_TOOLBOX
+#include "minfer/toolbox/errors.hpp"
+#endif
 
 using namespace minfer::gguf;
 using namespace minfer::test;
@@ -77,6 +80,13 @@ TEST(ErrorIds, EveryLibraryNamesItsOwnCodes) {
 #ifdef MINFER_TEST_REMOTE
     EXPECT_EQ(names_of(domains::remote), (std::vector<std::string_view>{"range_ignored", "bad_content_range", "library_unavailable"}));
     EXPECT_EQ(to_string(minfer::remote::codes::bad_content_range), "bad_content_range");
+#endif
+#ifdef MINFER_TEST_TOOLBOX
+    EXPECT_EQ(names_of(domains::toolbox), (std::vector<std::string_view>{"bad_selection", "key_not_adjustable",
+                                                                          "sources_incompatible", "bad_config",
+                                                                          "unsupported_config"}));
+    EXPECT_EQ(to_string(minfer::toolbox::codes::bad_config), "bad_config");
+    EXPECT_EQ(find_error_domain(domains::toolbox)->library, "toolbox");
 #endif
     for (std::uint8_t d : {domains::gguf_write, domains::quant}) {
         ASSERT_NE(find_error_domain(d), nullptr) << int{d};

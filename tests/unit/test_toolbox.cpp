@@ -23,6 +23,7 @@
 #include "minfer/gguf_write/errors.hpp"
 #include "minfer/quant/errors.hpp"
 #include "minfer/check/errors.hpp"
+#include "minfer/toolbox/errors.hpp"
 #include <string>
 #include <vector>
 
@@ -45,7 +46,8 @@ TEST(ToolboxExitCode, IoCodesAreExit3AndKindIo) {
 
 TEST(ToolboxExitCode, CommandLineValuesAreUsage) {
     for (errc c : {errc::bad_value_text, errc::model_incomplete, minfer::gguf::write_codes::output_not_regular,
-                   minfer::quant::codes::requantize_refused})
+                   minfer::quant::codes::requantize_refused, tb::codes::bad_selection, tb::codes::bad_config,
+                   tb::codes::unsupported_config})
         EXPECT_EQ(tb::exit_code_for(c), 2) << minfer::gguf::to_string(c);
     EXPECT_EQ(tb::kind_of(errc::bad_value_text), tb::error_kind::request);
 }
