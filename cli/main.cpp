@@ -65,6 +65,10 @@ constexpr std::array commands{
             "Quantize a model as llama-quantize does (same TYPEs and options, the same bytes) for any architecture; "
             "--dry-run: each tensor's type and the rule, every output file's exact size",
             minfer::cli::quantize_add_options, minfer::cli::quantize_run},
+    command{"prune",
+            "Remove layers, MoE experts, MTP layers or tensors from a (quantized) model without requantizing: kept "
+            "bytes copied unchanged, metadata kept consistent; --dry-run shows the plan",
+            minfer::cli::prune_add_options, minfer::cli::prune_run},
 };
 
 }  // namespace

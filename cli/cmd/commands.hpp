@@ -35,4 +35,7 @@ int estimate_run();
 void quantize_add_options(CLI::App& sub);
 int quantize_run();
 
+void prune_add_options(CLI::App& sub);
+int prune_run();
+
 }  // namespace minfer::cli

@@ -352,5 +352,82 @@ TEST(StoriesLogits, EditedInPlaceOnACopy) {
     EXPECT_EQ(m->meta("general.name"), std::optional<std::string>("X"));
 }
 
+// --- prune: blocks removed from stories260K (5 layers) ------------------------------------------
+
+// Layers 1 and 3 removed: llama.cpp loads the 3-layer model and decodes; its parameter count is
+// the original's less two blocks' weights, and its logits are finite and not the original's (the
+// removed blocks did something). The kept tensors are the original's bytes under their new names.
+TEST(StoriesLogits, PrunedLayersLoadAndDecode) {
+    MINFER_REQUIRE_STORIES(lib);
+    temp_dir dir("stories_prune");
+    const fs::path out = dir / "pruned.gguf";
+    const run_result r = run({"prune", stories_fixture().string(), "-o", out.string(), "--layers", "1,3", "--quiet"});
+    ASSERT_EQ(r.rc, 0) << r.err;
+    EXPECT_EQ(llama_gguf_tensor_count(*lib, out.string()), stories_tensors - 2 * 9);
+    std::string why;
+    auto m = llama_loaded::load(*lib, out.string(), why);
+    ASSERT_TRUE(m.has_value()) << why;
+    EXPECT_EQ(m->meta("llama.block_count"), std::optional<std::string>("3"));
+    EXPECT_EQ(m->meta("minfer.recipe"), std::optional<std::string>("prune --layers 1,3"));
+    const std::uint64_t block_params = 64 * 64 * 2 + 64 * 32 * 2 + 64 * 172 * 3 + 64 * 2;
+    EXPECT_EQ(m->n_params(), stories().n_params - 2 * block_params);
+    const std::vector<float> l = m->last_logits(probe_tokens, why);
+    ASSERT_EQ(l.size(), stories().logits.size()) << why;
+    bool finite = true;
+    for (float v : l) finite = finite && std::isfinite(v);
+    EXPECT_TRUE(finite);
+    EXPECT_NE(std::memcmp(l.data(), stories().logits.data(), l.size() * sizeof(float)), 0);
+    // blk.2 of the original is blk.1 of the output, byte for byte
+    auto in = minfer::gguf::model::open(stories_fixture());
+    auto pr = minfer::gguf::model::open(out);
+    ASSERT_TRUE(in && pr);
+    for (std::string_view role : {"attn_q.weight", "ffn_down.weight", "attn_norm.weight"}) {
+        const auto* a = in->find_tensor("blk.2." + std::string(role));
+        const auto* b = pr->find_tensor("blk.1." + std::string(role));
+        ASSERT_TRUE(a != nullptr && b != nullptr) << role;
+        const auto x = in->tensor_data(*a), y = pr->tensor_data(*b);
+        ASSERT_EQ(x.size(), y.size());
+        EXPECT_EQ(std::memcmp(x.data(), y.data(), x.size()), 0) << role;
+    }
+    EXPECT_EQ(pr->find_tensor("blk.3.attn_q.weight"), nullptr);
+}
+
+// Every bad selection is refused before anything is written, with exit 2 and a sentence naming it.
+TEST(StoriesLogits, PruneRefusesBadSelectionsAndWritesNothing) {
+    if (stories_fixture().empty()) GTEST_SKIP() << "stories260K fixture absent: skipped";
+    temp_dir dir("stories_prune_bad");
+    const fs::path out = dir / "never.gguf";
+    struct bad {
+        std::vector<std::string> args;
+        int rc;
+        std::string said;
+    };
+    const std::vector<bad> cases{
+        {{"--layers", "5"}, 2, "layer 5 does not exist"},
+        {{"--layers", "0-4"}, 2, "names all 5"},
+        {{"--layers", "1-"}, 2, "is not an index or a range"},
+        {{"--layers", "3-1"}, 2, "is not an index or a range"},
+        {{"--experts", "0"}, 2, "has no experts"},
+        {{"--mtp"}, 2, "no MTP layers"},
+        {{"--tensors", "("}, 2, "--tensors"},
+        {{}, 2, "nothing to remove"},
+    };
+    for (const bad& c : cases) {
+        std::vector<std::string> args{"prune", stories_fixture().string(), "-o", out.string()};
+        args.insert(args.end(), c.args.begin(), c.args.end());
+        const run_result r = run(args);
+        EXPECT_EQ(r.rc, c.rc) << joined(c.args) << ": " << r.err;
+        EXPECT_NE(r.err.find(c.said), std::string::npos) << joined(c.args) << ": " << r.err;
+        EXPECT_FALSE(fs::exists(out)) << joined(c.args);
+    }
+    // the output is never the input
+    const fs::path copy = dir / "copy.gguf";
+    fs::copy_file(stories_fixture(), copy);
+    const run_result same = run({"prune", copy.string(), "-o", copy.string(), "--layers", "1", "--force"});
+    EXPECT_EQ(same.rc, 2) << same.err;
+    EXPECT_NE(same.err.find("never writes over its input"), std::string::npos) << same.err;
+    EXPECT_EQ(fs::file_size(copy), fs::file_size(stories_fixture()));
+}
+
 }  // namespace
 }  // namespace minfer_toolbox_test

@@ -24,6 +24,7 @@
 #include "minfer/quant/errors.hpp"
 #include "minfer/check/errors.hpp"
 #include "minfer/toolbox/errors.hpp"
+#include "minfer/toolbox/prune.hpp"
 #include <string>
 #include <vector>
 
@@ -404,4 +405,28 @@ TEST_F(ToolboxSplitWrite, AFailureWhileReplacingKeepsTheOldSet) {
     std::size_t files = 0;
     for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir.path())) ++files;
     EXPECT_EQ(files, 1u + targets.size());  // the input and the old parts: no temporary left
+}
+
+// ------------------------------------------------------------------------------ prune's lists
+
+TEST(ToolboxIndexList, ReadsItemsAndRangesAndRefusesTheRest) {
+    auto l = tb::parse_index_list("5-7,0,2,6,30-31", 32, "layers");
+    ASSERT_TRUE(l.has_value()) << l.error().message();
+    EXPECT_EQ(*l, (std::vector<std::uint32_t>{0, 2, 5, 6, 7, 30, 31}));
+    EXPECT_EQ(*tb::parse_index_list("3", 4, "layers"), (std::vector<std::uint32_t>{3}));
+    for (const char* bad : {"", ",", "1,", "a", "-1", "1-", "3-1", "1 ,2", "0x3", "1-2-3"}) {
+        auto r = tb::parse_index_list(bad, 8, "layers");
+        ASSERT_FALSE(r.has_value()) << bad;
+        EXPECT_EQ(r.error().code, tb::codes::bad_selection) << bad;
+        EXPECT_EQ(r.error().subject, "layers") << bad;
+    }
+    auto out = tb::parse_index_list("2,8", 8, "experts");
+    ASSERT_FALSE(out.has_value());
+    EXPECT_EQ(out.error().expected, 8u);
+    EXPECT_EQ(out.error().found, 8u);
+    EXPECT_NE(out.error().detail.find("expert 8 does not exist"), std::string::npos) << out.error().detail;
+    auto all = tb::parse_index_list("0-7", 8, "experts");
+    ASSERT_FALSE(all.has_value());
+    EXPECT_NE(all.error().detail.find("all 8"), std::string::npos);
+    EXPECT_EQ(minfer::gguf::to_string(all.error().code), "bad_selection");
 }

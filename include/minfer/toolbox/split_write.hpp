@@ -1,7 +1,9 @@
 #pragma once
 // Writing an output of several files: the one protocol `minfer split`, toolbox.split, `minfer quantize`
 // (its split and --keep-split outputs) and the commands to come share. Every part is written whole to
-// an unnamed temporary first (gguf::writer::write_uncommitted); only when all are complete are they
+// an unnamed temporary first (gguf::writer::write_uncommitted), synced, and its head read back and
+// parsed by the loader against the file's size (a part the loader would refuse is never named); only
+// when all are complete are they
 // given their names, parts 2..N first and part 1 last (a set is opened through part 1). So a failure or
 // a kill while the bytes are written (minutes for a large model) leaves no part visible and every
 // existing output as it was; with overwrite, an old part 1 is removed just before the renames, so that
