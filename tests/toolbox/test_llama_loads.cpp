@@ -6,13 +6,17 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <cstring>
+#include <random>
 #include <string>
 #include <vector>
 
 #include "llama_model_ref.hpp"
 #include "sample_model.hpp"
 #include "toolbox_support.hpp"
+#include "minfer/gguf/model.hpp"
+#include "minfer/gguf_write/writer.hpp"
 
 namespace minfer_toolbox_test {
 namespace {
@@ -427,6 +431,193 @@ TEST(StoriesLogits, PruneRefusesBadSelectionsAndWritesNothing) {
     EXPECT_EQ(same.rc, 2) << same.err;
     EXPECT_NE(same.err.find("never writes over its input"), std::string::npos) << same.err;
     EXPECT_EQ(fs::file_size(copy), fs::file_size(stories_fixture()));
+}
+
+// --- prune on variants of stories260K that llama.cpp runs ---------------------------------------
+
+// stories260K rewritten: with per-layer arrays for its head counts and feed-forward length, and/or
+// with each block's feed-forward network as `experts` experts (Mixtral-style llama MoE, 2 used): the
+// experts are the original FFN with their weights scaled by (1 + e * 2^-20) (distinct bytes, nearly the
+// same function) and a random router. llama.cpp's llama MoE normalizes the chosen experts' weights,
+// so the MoE model's logits are the dense model's within rounding.
+fs::path stories_variant(const fs::path& dir, const std::string& name, bool per_layer_arrays, std::uint32_t experts,
+                         std::uint32_t mtp_layers = 0) {
+    auto in = minfer::gguf::model::open(stories_fixture());
+    if (!in) throw std::runtime_error(in.error().message());
+    minfer::gguf::writer w;
+    const std::uint32_t blocks = 5;
+    for (const minfer::gguf::kv& e : in->metadata().metadata()) {
+        if (per_layer_arrays && (e.key == "llama.attention.head_count" || e.key == "llama.attention.head_count_kv" ||
+                                 e.key == "llama.feed_forward_length")) {
+            const std::uint32_t v = *e.as<std::uint32_t>();
+            std::vector<std::uint32_t> a(blocks, v);
+            w.set_array(e.key, minfer::gguf::value_type::u32, std::span<const std::uint32_t>(a));
+            continue;
+        }
+        w.set(e);
+    }
+    if (mtp_layers > 0) w.set_u32("llama.nextn_predict_layers", mtp_layers);
+    if (experts > 0) {
+        w.set_u32("llama.expert_count", experts);
+        w.set_u32("llama.expert_used_count", 2);
+    }
+    std::mt19937 rng(7);
+    std::normal_distribution<float> g(0.f, 1.f);
+    for (const minfer::gguf::tensor_ref& t : in->tensors()) {
+        const std::string n(t.info->name);
+        const std::span<const std::byte> bytes = in->tensor_data(t);
+        std::vector<std::int64_t> ne(t.info->ne.begin(), t.info->ne.begin() + t.info->n_dims);
+        const bool ffn = n.find(".ffn_gate.weight") != std::string::npos || n.find(".ffn_up.weight") != std::string::npos ||
+                         n.find(".ffn_down.weight") != std::string::npos;
+        if (experts == 0 || !ffn) {
+            w.add_tensor(n, t.info->type, ne, bytes);
+            continue;
+        }
+        std::vector<float> v(bytes.size() / 4), out;
+        std::memcpy(v.data(), bytes.data(), bytes.size());
+        for (std::uint32_t e = 0; e < experts; ++e)
+            for (float x : v) out.push_back(x * (1.0f + static_cast<float>(e) * 0x1p-20f));
+        ne.push_back(experts);
+        const std::string role = n.substr(0, n.size() - std::string(".weight").size());  // blk.N.ffn_up
+        w.add_tensor(role + "_exps.weight", t.info->type, ne, std::as_bytes(std::span<const float>(out)));
+        if (n.find(".ffn_gate.weight") != std::string::npos) {  // one router per block
+            std::vector<float> router(64 * experts);
+            for (float& r : router) r = g(rng);
+            const std::string blk = n.substr(0, n.find(".ffn_gate.weight"));
+            const std::vector<std::int64_t> rne{64, experts};
+            w.add_tensor(blk + ".ffn_gate_inp.weight", minfer::gguf::tensor_type::f32, rne,
+                         std::as_bytes(std::span<const float>(router)));
+        }
+    }
+    const fs::path out = dir / (name + ".gguf");
+    auto r = w.write(out);
+    if (!r) throw std::runtime_error(r.error().message());
+    return out;
+}
+
+std::vector<float> logits_of(const llama_lib& lib, const fs::path& p, std::uint64_t* n_params = nullptr) {
+    std::string why;
+    auto m = llama_loaded::load(lib, p.string(), why);
+    EXPECT_TRUE(m.has_value()) << p << ": " << why;
+    if (!m) return {};
+    if (n_params != nullptr) *n_params = m->n_params();
+    auto l = m->last_logits(probe_tokens, why);
+    EXPECT_FALSE(l.empty()) << p << ": " << why;
+    return l;
+}
+
+double max_abs_difference(const std::vector<float>& a, const std::vector<float>& b) {
+    double d = a.size() == b.size() ? 0.0 : 1e30;
+    for (std::size_t i = 0; i < a.size() && i < b.size(); ++i) d = std::max(d, std::fabs(static_cast<double>(a[i]) - b[i]));
+    return d;
+}
+
+// Layers pruned from a model whose head counts and feed-forward lengths are per-layer arrays
+// (llama-quantize --prune-layers leaves them at 5 entries and llama.cpp refuses its file): the arrays
+// lose the removed layers' entries, llama.cpp loads the result, and its logits are bit for bit those
+// of the same prune of the scalar model (same weights, same hyperparameters).
+TEST(StoriesLogits, PrunedLayersWithPerLayerArrays) {
+    MINFER_REQUIRE_STORIES(lib);
+    temp_dir dir("stories_prune_arrays");
+    const fs::path arrays = stories_variant(dir.path(), "arrays", true, 0);
+    EXPECT_EQ(max_abs_difference(logits_of(*lib, arrays), stories().logits), 0.0) << "the array model is the original";
+    const fs::path a = dir / "arrays-pruned.gguf", b = dir / "scalar-pruned.gguf";
+    run_result r = run({"prune", arrays.string(), "-o", a.string(), "--layers", "0,3", "--quiet"});
+    ASSERT_EQ(r.rc, 0) << r.err;
+    r = run({"prune", stories_fixture().string(), "-o", b.string(), "--layers", "0,3", "--quiet"});
+    ASSERT_EQ(r.rc, 0) << r.err;
+    auto m = minfer::gguf::model::open(a);
+    ASSERT_TRUE(m.has_value()) << m.error().message();
+    for (const char* k : {"llama.attention.head_count", "llama.attention.head_count_kv", "llama.feed_forward_length"}) {
+        const minfer::gguf::kv* e = m->find(k);
+        ASSERT_NE(e, nullptr) << k;
+        EXPECT_TRUE(e->is_array()) << k;
+        EXPECT_EQ(e->count, 3u) << k;
+    }
+    const auto la = logits_of(*lib, a), lb = logits_of(*lib, b);
+    ASSERT_FALSE(la.empty());
+    ASSERT_EQ(la.size(), lb.size());
+    EXPECT_EQ(std::memcmp(la.data(), lb.data(), la.size() * sizeof(float)), 0);
+}
+
+// Experts pruned from a MoE model: llama.cpp loads the 4-expert model and the pruned 2-expert one;
+// both decode to the dense model's logits within 1e-3 of their scale (the experts are nearly the same
+// function, so this checks that the cut model loads and runs; which experts were kept is checked on
+// the bytes);
+// the kept experts' slices and the router's kept rows are the source's bytes, in order.
+TEST(StoriesLogits, PrunedExpertsLoadAndKeepTheKeptSlices) {
+    MINFER_REQUIRE_STORIES(lib);
+    temp_dir dir("stories_prune_experts");
+    const fs::path moe = stories_variant(dir.path(), "moe", false, 4);
+    const auto full = logits_of(*lib, moe);
+    ASSERT_FALSE(full.empty());
+    // within rounding of the logits' scale (the MoE path multiplies and sums in another order)
+    double scale = 0;
+    for (float v : stories().logits) scale = std::max(scale, std::fabs(static_cast<double>(v)));
+    const double tolerance = 1e-3 * scale;
+    EXPECT_LT(max_abs_difference(full, stories().logits), tolerance) << "logits up to " << scale;
+    const fs::path out = dir / "pruned.gguf";
+    const run_result r = run({"prune", moe.string(), "-o", out.string(), "--experts", "1,2", "--quiet"});
+    ASSERT_EQ(r.rc, 0) << r.err;
+    std::uint64_t params = 0, params_full = 0;
+    (void)logits_of(*lib, moe, &params_full);
+    const auto pruned = logits_of(*lib, out, &params);
+    ASSERT_FALSE(pruned.empty());
+    EXPECT_LT(max_abs_difference(pruned, stories().logits), tolerance) << "logits up to " << scale;
+    EXPECT_EQ(params_full - params, 5u * (3u * 64u * 172u * 2u + 64u * 2u));  // 2 experts' FFN and router rows, 5 blocks
+    auto a = minfer::gguf::model::open(moe);
+    auto b = minfer::gguf::model::open(out);
+    ASSERT_TRUE(a && b);
+    EXPECT_EQ(*b->get_as<std::uint32_t>("llama.expert_count"), 2u);
+    EXPECT_EQ(*b->get_as<std::uint32_t>("llama.expert_used_count"), 2u);
+    for (const char* name : {"blk.0.ffn_up_exps.weight", "blk.4.ffn_down_exps.weight", "blk.2.ffn_gate_inp.weight"}) {
+        const auto* ta = a->find_tensor(name);
+        const auto* tb = b->find_tensor(name);
+        ASSERT_TRUE(ta != nullptr && tb != nullptr) << name;
+        const auto x = a->tensor_data(*ta), y = b->tensor_data(*tb);
+        const std::size_t slice = x.size() / 4;
+        ASSERT_EQ(y.size(), 2 * slice) << name;
+        EXPECT_EQ(std::memcmp(y.data(), x.data(), slice), 0) << name << ": expert 0";
+        EXPECT_EQ(std::memcmp(y.data() + slice, x.data() + 3 * slice, slice), 0) << name << ": expert 3";
+    }
+    // used count lowered when it exceeds what is kept, with a warning
+    const fs::path one = dir / "one.gguf";
+    const run_result r1 = run({"prune", moe.string(), "-o", one.string(), "--experts", "0-2"});
+    ASSERT_EQ(r1.rc, 0) << r1.err;
+    EXPECT_NE(r1.err.find("expert_used_count was 2"), std::string::npos) << r1.err;
+    auto c = minfer::gguf::model::open(one);
+    ASSERT_TRUE(c.has_value());
+    EXPECT_EQ(*c->get_as<std::uint32_t>("llama.expert_used_count"), 1u);
+}
+
+// --mtp on a model whose last block is marked as its MTP layer ({arch}.nextn_predict_layers = 1, the
+// convention of llama.cpp's GLM-4.5 models): the block and the key go; llama.cpp loads the trunk, and
+// its logits are bit for bit those of removing that block by --layers.
+TEST(StoriesLogits, MtpStripped) {
+    MINFER_REQUIRE_STORIES(lib);
+    temp_dir dir("stories_prune_mtp");
+    const fs::path marked = stories_variant(dir.path(), "mtp", false, 0, 1);
+    const fs::path a = dir / "trunk.gguf", b = dir / "layers.gguf";
+    run_result r = run({"prune", marked.string(), "-o", a.string(), "--mtp", "--quiet"});
+    ASSERT_EQ(r.rc, 0) << r.err;
+    r = run({"prune", stories_fixture().string(), "-o", b.string(), "--layers", "4", "--quiet"});
+    ASSERT_EQ(r.rc, 0) << r.err;
+    auto m = minfer::gguf::model::open(a);
+    ASSERT_TRUE(m.has_value());
+    EXPECT_EQ(m->find("llama.nextn_predict_layers"), nullptr);
+    EXPECT_EQ(*m->get_as<std::uint32_t>("llama.block_count"), 4u);
+    EXPECT_EQ(m->find_tensor("blk.4.attn_q.weight"), nullptr);
+    const auto la = logits_of(*lib, a), lb = logits_of(*lib, b);
+    ASSERT_FALSE(la.empty());
+    ASSERT_EQ(la.size(), lb.size());
+    EXPECT_EQ(std::memcmp(la.data(), lb.data(), la.size() * sizeof(float)), 0);
+    // removing the MTP layer by --layers keeps the key consistent (0 MTP layers left)
+    const fs::path c = dir / "by-layers.gguf";
+    r = run({"prune", marked.string(), "-o", c.string(), "--layers", "4", "--quiet"});
+    ASSERT_EQ(r.rc, 0) << r.err;
+    auto mc = minfer::gguf::model::open(c);
+    ASSERT_TRUE(mc.has_value());
+    EXPECT_EQ(*mc->get_as<std::uint32_t>("llama.nextn_predict_layers"), 0u);
 }
 
 }  // namespace

@@ -38,6 +38,7 @@
 #include "minfer/gguf_write/rewrite.hpp"
 #include "minfer/quant/quantize.hpp"
 #include "minfer/quant/type_plan.hpp"
+#include "minfer/toolbox/prune.hpp"
 #include "minfer/toolbox/quantize.hpp"
 #include "minfer/quant/errors.hpp"
 #include "quantize_ref_model.hpp"
@@ -1194,6 +1195,62 @@ TEST(QuantizeRef, LlamaDecodesOurOutputs) {
         }
         EXPECT_TRUE(finite);
         EXPECT_EQ(differing, 0u) << "of " << lr_.size() << " logits";
+    }
+}
+
+// ---- prune --layers against llama-quantize --prune-layers ----------------------------------------
+
+// Where llama-quantize's --prune-layers writes a file llama.cpp loads (a scalar block count, the input
+// already in the requested type so nothing is converted), `minfer prune --layers --no-provenance`
+// writes the same bytes. The input is stories260K as llama_model_quantize itself writes it (ALL_F32:
+// its key order, its tensor order); this build's prune_layers is an int32 array ended by -1, sorted
+// (llama-quantize's own parser sorts and deduplicates the list; remap_layer takes the first as the
+// smallest). Our list is given in any order.
+TEST(QuantizeRef, PruneLayersIsLlamaQuantizePruneLayers) {
+    MINFER_REQUIRE_LLAMA_PARTS(lib, needed_parts);
+    const fs::path stories = fs::path(MINFER_SHARED_DIR) / "fixtures/real/cozy-genworker__stories260K__a945bfc.gguf";
+    if (!fs::exists(stories)) GTEST_SKIP() << stories << " absent: skipped";
+    temp_dir d("prune_ref");
+    const auto& a = lib->api();
+    auto llama_quantize = [&](const fs::path& in, const fs::path& out, const std::vector<std::int32_t>* prune) {
+        lr::llama_model_quantize_params p = a.llama_model_quantize_default_params();
+        p.nthread = 1;
+        p.ftype = 0;  // LLAMA_FTYPE_ALL_F32: every tensor is already f32, so every one is copied
+        std::vector<std::int32_t> list;
+        if (prune != nullptr) {
+            list = *prune;
+            std::sort(list.begin(), list.end());
+            list.push_back(-1);
+            p.prune_layers = list.data();
+        }
+        (void)lib->take_log();
+        const std::uint32_t rc = a.llama_model_quantize(in.c_str(), out.c_str(), &p);
+        return rc == 0 ? std::string() : "llama_model_quantize failed: " + lib->take_log();
+    };
+    const fs::path base = d / "stories-f32.gguf";
+    ASSERT_EQ(llama_quantize(stories, base, nullptr), "");
+    for (const std::vector<std::int32_t>& layers : {std::vector<std::int32_t>{1, 3}, std::vector<std::int32_t>{4, 0},
+                                                    std::vector<std::int32_t>{2}}) {
+        std::string name;
+        for (std::int32_t l : layers) name += "-" + std::to_string(l);
+        const fs::path theirs = d / ("llama" + name + ".gguf"), ours = d / ("minfer" + name + ".gguf");
+        ASSERT_EQ(llama_quantize(base, theirs, &layers), "") << name;
+        tb::prune_request rq;
+        rq.input = base;
+        rq.output = ours;
+        for (std::int32_t l : layers) rq.layers.push_back(static_cast<std::uint32_t>(l));
+        rq.provenance = false;
+        auto r = tb::prune(rq);
+        ASSERT_TRUE(r.has_value()) << r.error().message();
+        EXPECT_EQ(sha256_of(ours), sha256_of(theirs)) << name << ": prune --layers differs from llama-quantize --prune-layers";
+        if (const char* keep = std::getenv("MINFER_KEEP_PRUNE_REF")) {  // for a look with minfer diff
+            std::error_code ec;
+            fs::create_directories(keep, ec);
+            fs::copy_file(theirs, fs::path(keep) / theirs.filename(), fs::copy_options::overwrite_existing, ec);
+            fs::copy_file(ours, fs::path(keep) / ours.filename(), fs::copy_options::overwrite_existing, ec);
+            fs::copy_file(base, fs::path(keep) / base.filename(), fs::copy_options::overwrite_existing, ec);
+        }
+        EXPECT_EQ(fs::file_size(ours), fs::file_size(theirs)) << name;
     }
 }
 
