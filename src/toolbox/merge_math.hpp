@@ -81,8 +81,10 @@
 //   - weights, t and lambda are used as doubles (mergekit turns weights into a tensor of its dtype);
 //   - sums over models (linear, S, m, D) and the whole-tensor sums (slerp's norms and dot product,
 //     rescale's B and A) are in double (the whole-tensor sums compensated, Neumaier, in index order);
-//     mergekit sums in its dtype. Values land within an f32 ulp or so of mergekit's float32 result,
-//     except near a decision: ties' majority sign when S is within rounding of 0, and slerp's
+//     mergekit sums in its dtype. So minfer's value is the exact formula rounded once (the tests find
+//     it equal to f32 of the float64 reference for every value), while mergekit's float32 run rounds
+//     each operation and lands typically within a few f32 ulps of it; the two can differ by more
+//     only near a decision: ties' majority sign when S is within rounding of 0, and slerp's
 //     |dot| > 0.9995 when dot is within float32 rounding of the threshold;
 //   - slerp's coefficients come from double arccos/sin of the double dot; mergekit evaluates them in
 //     numpy float32 (its tensors are converted with .float().numpy()), about 1e-7 relative;

@@ -34,6 +34,7 @@
 #include <string>
 #include <vector>
 
+#include "alloc_probe.hpp"  // this test's one TU: replaces operator new to count the merger's allocations
 #include "merge_math.hpp"
 #include "minfer/toolbox/errors.hpp"
 
@@ -590,6 +591,54 @@ TEST(MergeMath, MergeInMemoryIsTheStreamedMerge) {
     const run_result rows = run(c, 1);
     ASSERT_TRUE(rows.error.empty()) << rows.error;
     EXPECT_EQ(std::memcmp(out.data(), rows.out.data(), out.size() * sizeof(float)), 0);
+}
+
+// Memory: what create() allocates does not depend on the tensor's size (a 2048-bucket histogram of
+// counts and one of sums per sparsified model, and O(1) per model), and the passes allocate nothing.
+TEST(MergeMath, MemoryDoesNotGrowWithTheTensor) {
+    const merge_case& big = find_case("ties_512x512");  // rescale on: the histograms of sums too
+    merge_case small = big;
+    const std::size_t small_n = 64 * big.row;
+    for (auto& x : small.x) x.resize(small_n);
+    small.tm.n_values = small_n;
+    auto measure = [](const merge_case& c, std::size_t& at_create, std::size_t& in_passes, std::size_t& largest) {
+        const std::size_t n = static_cast<std::size_t>(c.tm.n_values);
+        std::vector<std::span<const float>> spans(c.x.size());
+        std::vector<float> out(n);
+        mm::tensor_merge tm = c.tm;
+        tm.name = "blk.0.ffn_up.weight";
+        std::optional<mm::merger> m;
+        {
+            minfer::test::alloc_probe probe;
+            auto g = mm::merger::create(tm);
+            ASSERT_TRUE(g);
+            m.emplace(std::move(*g));
+            at_create = probe.total();
+            largest = probe.largest();
+        }
+        minfer::test::alloc_probe probe;
+        while (m->needs_statistics())
+            for (std::size_t at = 0; at < n; at += c.row) {
+                for (std::size_t i = 0; i < spans.size(); ++i)
+                    spans[i] = m->reads(i) ? std::span<const float>(c.x[i]).subspan(at, c.row) : std::span<const float>();
+                ASSERT_TRUE(m->observe(spans));
+            }
+        for (std::size_t at = 0; at < n; at += c.row) {
+            for (std::size_t i = 0; i < spans.size(); ++i) spans[i] = std::span<const float>(c.x[i]).subspan(at, c.row);
+            ASSERT_TRUE(m->merge(spans, std::span<float>(out).subspan(at, c.row)));
+        }
+        in_passes = probe.total();
+    };
+    std::size_t big_create = 0, big_passes = 0, big_largest = 0, small_create = 0, small_passes = 0, small_largest = 0;
+    measure(big, big_create, big_passes, big_largest);
+    measure(small, small_create, small_passes, small_largest);
+    EXPECT_EQ(big_create, small_create);
+    EXPECT_EQ(big_passes, 0u);
+    EXPECT_EQ(small_passes, 0u);
+    EXPECT_LE(big_largest, 2048u * 8u);
+    EXPECT_LE(big_create, 2u * 2048u * 16u + 2048u) << "two sparsified models: their histograms and a little more";
+    std::cout << "[ memory    ] create: " << big_create << " bytes for " << big.tm.n_values << " values, " << small_create
+              << " for " << small.tm.n_values << "; the passes: " << big_passes << " bytes\n";
 }
 
 // ---- edge cases, by their own definitions ------------------------------------------------------------
