@@ -6,8 +6,8 @@
 //     rounds a double computation to f32 once; the reference keeps float64);
 //   - exactly: which elements ties' magnitude pruning keeps (per model, the reference's stable argsort,
 //     the tie-break merge_math.hpp documents), and which branch slerp takes (lerp or not).
-// Without python3 or numpy the reference tests skip loudly, and fail when CI=true (MINFER_TEST_PYTHON3
-// names another interpreter).
+// Without python3 or numpy the reference test skips loudly, and fails when CI=true or
+// MINFER_REQUIRE_REFERENCE is set (as .ci/run sets it); MINFER_TEST_PYTHON3 names another interpreter.
 // Then, without the reference: the output is bit-identical whatever the block size; the edge cases
 // (slerp of colinear, opposite and zero tensors, t = 0 and 1; ties where the signs cancel, density 1,
 // one element kept; linear with equal weights; task_arithmetic with lambda); the magnitude selection
@@ -367,9 +367,13 @@ std::vector<std::uint8_t> kept_by(const merge_case& c, const mm::merger& m, std:
 
 // ---- the reference -----------------------------------------------------------------------------------
 
-bool in_ci() {
+// CI=true, or MINFER_REQUIRE_REFERENCE set and not "0" (as .ci/run sets it, the rule of the llama.cpp
+// reference tests): a reference that cannot run is a failure, not a skip.
+bool reference_required() {
     const char* ci = std::getenv("CI");
-    return ci != nullptr && std::string_view(ci) == "true";
+    const char* req = std::getenv("MINFER_REQUIRE_REFERENCE");
+    return (ci != nullptr && std::string_view(ci) == "true") ||
+           (req != nullptr && *req != '\0' && std::string_view(req) != "0");
 }
 
 struct reference_case {
@@ -485,13 +489,13 @@ const reference_run& reference() {
     return r;
 }
 
-// Skips loudly on a developer's machine without python3/numpy; fails in CI (CI=true) or when the
-// reference itself failed.
+// Skips loudly on a developer's machine without python3/numpy; fails in CI (CI=true or
+// MINFER_REQUIRE_REFERENCE) or when the reference itself failed.
 #define MINFER_NEED_REFERENCE()                                                                      \
     do {                                                                                             \
         const reference_run& ref_ = reference();                                                     \
         if (!ref_.available) {                                                                       \
-            if (in_ci() || ref_.why.rfind("FAILED", 0) == 0) FAIL() << "mergekit reference: " << ref_.why; \
+            if (reference_required() || ref_.why.rfind("FAILED", 0) == 0) FAIL() << "mergekit reference: " << ref_.why; \
             GTEST_SKIP() << "SKIPPED: the mergekit reference cannot run: " << ref_.why;              \
         }                                                                                            \
     } while (0)
