@@ -2,7 +2,8 @@
 // The arithmetic of `minfer assemble`'s merges: mergekit's linear, slerp, task_arithmetic and ties
 // methods on one tensor whose sources have been dequantized exactly to f32, streamed in blocks of
 // values (whole rows, in order) in bounded memory: O(1) per model plus, while ties' magnitude
-// selection is unresolved, a fixed histogram of 2048 buckets per model (32 KiB); never the tensor.
+// selection is unresolved, a fixed histogram of 2048 buckets per sparsified model (16 KiB of counts,
+// and 16 KiB of sums with rescale); never the tensor.
 //
 // The reference is mergekit (github.com/arcee-ai/mergekit, read at a6e4028, June 2026). Each formula
 // below names its file and function there. Every source value x is an f32; "f32(e)" is e rounded to
@@ -80,12 +81,13 @@
 //   - the deltas d_i = f32(x_i - b) and the choice of kept elements are the same as mergekit's;
 //   - weights, t and lambda are used as doubles (mergekit turns weights into a tensor of its dtype);
 //   - sums over models (linear, S, m, D) and the whole-tensor sums (slerp's norms and dot product,
-//     rescale's B and A) are in double (the whole-tensor sums compensated, Neumaier, in index order);
-//     mergekit sums in its dtype. So minfer's value is the exact formula rounded once (the tests find
-//     it equal to f32 of the float64 reference for every value), while mergekit's float32 run rounds
-//     each operation and lands typically within a few f32 ulps of it; the two can differ by more
-//     only near a decision: ties' majority sign when S is within rounding of 0, and slerp's
-//     |dot| > 0.9995 when dot is within float32 rounding of the threshold;
+//     rescale's B and A) are in double (slerp's sums and B compensated, Neumaier, in index order; A
+//     from the histogram's per-bucket sums); mergekit sums in its dtype. So minfer's value is the
+//     formula evaluated in double and rounded to f32 once (the tests find it equal to f32 of the
+//     float64 reference for every value), while mergekit's float32 run rounds each operation and
+//     lands typically within a few f32 ulps of it; the two can differ by more only near a decision:
+//     ties' majority sign when S is within rounding of 0, and slerp's |dot| > 0.9995 when dot is
+//     within float32 rounding of the threshold;
 //   - slerp's coefficients come from double arccos/sin of the double dot; mergekit evaluates them in
 //     numpy float32 (its tensors are converted with .float().numpy()), about 1e-7 relative;
 //   - the output is rounded to f32 once; mergekit rounds after every operation.
