@@ -20,7 +20,6 @@
 #include "../common/usage_error.hpp"
 #include "../print/json_writer.hpp"
 #include "commands.hpp"
-#include "minfer/gguf/model.hpp"
 #include "minfer/gguf/text.hpp"
 #include "minfer/gguf_write/output_path.hpp"
 #include "minfer/toolbox/errors.hpp"
@@ -182,29 +181,9 @@ int run(out_buffer& out) {
         if (!n) return usage_error(fmt::format("--split-max-size: {}: {}", opt.split_max_size, why));
         rq.split_max_bytes = *n;
     }
-    // The lists need the model's counts: read them from its head (the full open is the library's).
-    if (!opt.layers.empty() || !opt.experts.empty()) {
-        auto m = gguf::model::open(opt.input);
-        if (!m) return report_error(m.error());
-        auto arch = m->get<std::string_view>("general.architecture");
-        if (!arch) return report_error(arch.error());
-        auto count_of = [&](std::string_view suffix) -> std::uint32_t {
-            auto v = m->get_as<std::uint32_t>(std::string(*arch) + "." + std::string(suffix));
-            return v ? *v : 0;
-        };
-        if (!opt.layers.empty()) {
-            auto l = toolbox::parse_index_list(opt.layers, count_of("block_count"), "layers");
-            if (!l) return usage_error("--layers " + opt.layers + ": " + l.error().detail);
-            rq.layers = std::move(*l);
-        }
-        if (!opt.experts.empty()) {
-            const std::uint32_t n = count_of("expert_count");
-            if (n == 0) return usage_error("--experts: the model has no experts (" + std::string(*arch) + ".expert_count)");
-            auto x = toolbox::parse_index_list(opt.experts, n, "experts");
-            if (!x) return usage_error("--experts " + opt.experts + ": " + x.error().detail);
-            rq.experts = std::move(*x);
-        }
-    }
+    // The lists are read against the model's counts by the library (the same reading as Python's).
+    if (!opt.layers.empty()) rq.layers_text = opt.layers;
+    if (!opt.experts.empty()) rq.experts_text = opt.experts;
 
     auto r = [&] {
         progress bar("pruning into " + gguf::escape(opt.output), opt.quiet || opt.dry_run || opt.json);
@@ -221,6 +200,10 @@ int run(out_buffer& out) {
                                            gguf::escape(e.file)));
         if (e.code == gguf::errc::bad_value_text && e.subject == "tensors")
             return usage_error("--tensors " + opt.tensors + ": " + e.detail);
+        if (e.code == toolbox::codes::bad_selection && (e.subject == "layers" || e.subject == "experts")) {
+            const std::string& given = e.subject == "layers" ? opt.layers : opt.experts;
+            return usage_error("--" + e.subject.str() + (given.empty() ? std::string() : " " + given) + ": " + e.detail);
+        }
         return report_error(e);
     }
     for (const std::string& w : r->warnings) fmt::print(stderr, "Warning: {}\n", w);

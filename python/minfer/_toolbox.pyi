@@ -125,3 +125,18 @@ def quantize(
 ) -> Dict[str, Any]:
     """The fields of minfer.toolbox.QuantizeResult (plan entries and outputs as dicts). tensor_types:
     (pattern, ggml type name) pairs; override_kv: "KEY=TYPE:VALUE" texts."""
+
+def prune(
+    input: _Text,
+    output: _Text,
+    layers: Optional[_Text],
+    experts: Optional[_Text],
+    mtp: bool,
+    tensors: Optional[_Text],
+    provenance: bool,
+    split_max_bytes: Optional[int],
+    split_max_tensors: Optional[int],
+    dry_run: bool,
+    overwrite: bool,
+    progress: Optional[Callable[[int, int], object]],
+) -> Dict[str, Any]: ...

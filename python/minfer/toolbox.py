@@ -49,6 +49,7 @@ __all__ = [
     "EditResult", "KeyChange", "SplitResult", "SplitPart", "MergeResult", "MergeWarning", "HashResult",
     "VerifyReport", "TensorReport", "Finding", "EstimateReport", "DeviceFigures", "DiffReport",
     "quantize", "QuantizeResult", "QuantizeOutput", "TensorPlan",
+    "prune", "PruneResult", "PrunedTensor", "PrunedKey",
 ]
 
 PathLike = Union[str, "os.PathLike[str]", bytes]
@@ -852,3 +853,104 @@ def quantize(input: PathLike, output: PathLike, type: str, *,
         _bool(keep_split, "keep_split"), _bool(dry_run, "dry_run"), max_bytes, max_tensors,
         _bool(overwrite, "overwrite"), _bool(allow_type_change, "allow_type_change"), progress)
     return QuantizeResult(**r)
+
+
+# ---------------------------------------------------------------------------------------- prune
+
+class PrunedTensor(TypedDict):
+    name: str
+    """Its name in the output (renumbered blocks: ``blk.1.*`` from ``blk.2.*``)."""
+    source: str
+    """Its name in the input."""
+    type: TensorType
+    shape: Tuple[int, ...]
+    n_bytes: int
+    sliced: bool
+    """Experts were removed from it (the kept experts' slices, in order)."""
+
+
+class PrunedKey(TypedDict):
+    key: str
+    before: Optional[str]
+    """None: the key is new."""
+    after: Optional[str]
+    """None: the key goes."""
+
+
+@dataclass
+class PruneResult:
+    """What :func:`prune` wrote (or, with ``dry_run``, would write)."""
+
+    tensors: List[PrunedTensor]
+    removed: List[str]
+    """The input tensors left out, in input order."""
+    metadata: List[PrunedKey]
+    """The metadata changes, in the order they apply."""
+    outputs: List[QuantizeOutput]
+    warnings: List[str]
+    blocks_before: int
+    blocks_after: int
+    experts_before: int
+    experts_after: int
+    input_tensor_bytes: int
+    output_tensor_bytes: int
+    file_size: int
+    """The sum of the outputs' sizes: exact in a dry run too."""
+    written: bool
+
+
+def _index_list(v: Any, what: str) -> Optional[bytes]:
+    """A list of layers or experts as the command's text: "3", "5-7", "0,2,30-31", or ints."""
+    if v is None:
+        return None
+    if isinstance(v, (str, bytes)):
+        return _text(v, what)
+    if isinstance(v, int) and not isinstance(v, bool):
+        v = [v]
+    try:
+        items = list(v)
+    except TypeError:
+        raise TypeError(f"{what} must be a str such as '0,2,5-7', an int or an iterable of ints, not {builtins.type(v).__name__}") from None
+    for i in items:
+        if isinstance(i, bool) or not isinstance(i, int):
+            raise TypeError(f"{what} must hold ints, not {builtins.type(i).__name__}")
+        if i < 0:
+            raise ValueError(f"{what}: {i} is negative")
+    return ",".join(str(i) for i in items).encode()
+
+
+def prune(input: PathLike, output: PathLike, *,
+          layers: Union[str, int, Iterable[int], None] = None,
+          experts: Union[str, int, Iterable[int], None] = None,
+          mtp: bool = False,
+          tensors: Optional[str] = None,
+          provenance: bool = True,
+          split_max_size: Union[int, str, None] = None,
+          split_max_tensors: Optional[int] = None,
+          dry_run: bool = False,
+          overwrite: bool = False,
+          progress: Optional[Callable[[int, int], object]] = None) -> PruneResult:
+    """Remove layers, MoE experts, MTP layers or tensors from a model without requantizing
+    (``minfer prune``), through the same library call as the command: every kept tensor's bytes
+    unchanged, the metadata kept consistent (block and expert counts, per-layer arrays, leading
+    dense and MTP counts), provenance recorded unless ``provenance=False``.
+
+    ``layers`` / ``experts``: ``"0,2,5-7"``, an int, or ints. ``mtp``: remove the MTP layers and
+    their key. ``tensors``: an ECMAScript regex; the tensors it finds in their names are removed.
+    ``split_max_size`` / ``split_max_tensors``: write a split set. ``dry_run``: plan and size
+    everything, write nothing. ``progress(done, total)`` as :func:`quantize`'s.
+
+    Raises RequestError (``bad_selection``: a list that does not read, a layer or expert that does
+    not exist, every one removed, nothing to remove, experts or MTP on a model without them, exit_code
+    2; ``key_not_adjustable``; ``sources_incompatible``; ``bad_value_text`` for a regex that does not
+    compile; ``usage`` for an output that exists without ``overwrite``), InvalidFileError (the
+    input), GGUFIOError. On any error no output exists that did not exist before."""
+    max_bytes = None if split_max_size is None else parse_size(split_max_size, "split_max_size")
+    max_tensors = None if split_max_tensors is None else _int(split_max_tensors, "split_max_tensors", 1)
+    if progress is not None and not callable(progress):
+        raise TypeError(f"progress must be a callable progress(done, total) or None, not {builtins.type(progress).__name__}")
+    r = _toolbox.prune(
+        _path(input, "input"), _path(output, "output"), _index_list(layers, "layers"), _index_list(experts, "experts"),
+        _bool(mtp, "mtp"), None if tensors is None else _text(tensors, "tensors"), _bool(provenance, "provenance"),
+        max_bytes, max_tensors, _bool(dry_run, "dry_run"), _bool(overwrite, "overwrite"), progress)
+    return PruneResult(**r)

@@ -71,12 +71,15 @@ std::vector<std::byte> encode_integer(gguf::value_type t, std::uint64_t v) {
 
 std::string integer_text(std::uint64_t v) { return std::to_string(v); }
 
+// A string value as the dry run shows it: quoted, escaped.
+std::string quoted_text(std::string_view v) { return "\"" + gguf::escape(v, '"') + "\""; }
+
 // A kv's value as short text for the dry run's metadata lines.
 std::string value_text(const gguf::kv& e) {
     if (e.is_array()) return "array[" + std::string(gguf::to_string(e.element_type)) + "] of " + std::to_string(e.count);
     if (e.type == gguf::value_type::string) {
         auto s = e.get<std::string_view>();
-        return s ? gguf::escape(*s, '"') : std::string("?");
+        return s ? quoted_text(*s) : std::string("?");
     }
     if (auto u = e.as<std::uint64_t>()) return std::to_string(*u);
     if (auto i = e.as<std::int64_t>()) return std::to_string(*i);
@@ -241,8 +244,8 @@ struct pruner {
         return {};
     }
 
-    gguf::result<void> plan_experts() {
-        if (rq.experts.empty()) return {};
+    gguf::result<void> plan_experts(const std::vector<std::uint32_t>& expert_list) {
+        if (expert_list.empty()) return {};
         if (experts == 0)
             return unexpected(make_error(codes::bad_selection, "experts", "the model has no experts (" + key("expert_count") + ")"));
         auto groups = integer_key(key("expert_group_count"), 0);
@@ -252,7 +255,7 @@ struct pruner {
                                          "grouped routing: the " + std::to_string(*groups) +
                                              " groups would no longer divide the experts"));
         std::vector<bool> drop(experts, false);
-        for (std::uint32_t x : rq.experts) {
+        for (std::uint32_t x : expert_list) {
             if (x >= experts) {
                 error e = make_error(codes::bad_selection, "experts", "expert " + std::to_string(x) + " does not exist: the model has " +
                                                                           std::to_string(experts) + " experts (0-" + std::to_string(experts - 1) + ")");
@@ -294,10 +297,10 @@ struct pruner {
             auto v = m.get<std::string_view>(from);
             if (!v) continue;
             meta.appended_string.push_back({to, std::string(*v)});
-            meta.shown.push_back({to, "", gguf::escape(*v, '"')});
+            meta.shown.push_back({to, "", quoted_text(*v)});
         }
         meta.appended_string.push_back({"minfer.recipe", recipe});
-        meta.shown.push_back({"minfer.recipe", "", gguf::escape(recipe, '"')});
+        meta.shown.push_back({"minfer.recipe", "", quoted_text(recipe)});
     }
 };
 
@@ -341,7 +344,7 @@ void put_metadata(gguf::writer& w, const pruner& p, std::uint32_t part, std::uin
 }
 
 gguf::result<prune_report> run(const prune_request& rq, const prune_events& events) {
-    if (rq.layers.empty() && rq.experts.empty() && !rq.mtp && !rq.tensors)
+    if (rq.layers.empty() && rq.experts.empty() && !rq.layers_text && !rq.experts_text && !rq.mtp && !rq.tensors)
         return unexpected(make_error(codes::bad_selection, "layers", "nothing to remove: give layers, experts, mtp or tensors"));
     if ((rq.split_max_bytes && *rq.split_max_bytes == 0) || (rq.split_max_tensors && *rq.split_max_tensors == 0))
         return unexpected(make_error(errc::bad_value_text, rq.split_max_bytes ? "split_max_bytes" : "split_max_tensors",
@@ -376,9 +379,23 @@ gguf::result<prune_report> run(const prune_request& rq, const prune_events& even
     p.report.blocks_before = p.report.blocks_after = p.blocks;
     p.report.experts_before = p.report.experts_after = p.experts;
 
+    // The lists given as text, read against the model's counts.
+    std::vector<std::uint32_t> layers = rq.layers, expert_list = rq.experts;
+    if (rq.layers_text) {
+        auto l = parse_index_list(*rq.layers_text, p.blocks, "layers");
+        if (!l) return unexpected(std::move(l).error());
+        layers.insert(layers.end(), l->begin(), l->end());
+    }
+    if (rq.experts_text) {
+        if (p.experts == 0)
+            return unexpected(make_error(codes::bad_selection, "experts", "the model has no experts (" + p.key("expert_count") + ")"));
+        auto x = parse_index_list(*rq.experts_text, p.experts, "experts");
+        if (!x) return unexpected(std::move(x).error());
+        expert_list.insert(expert_list.end(), x->begin(), x->end());
+    }
     // Which blocks go.
     p.drop_block.assign(p.blocks, false);
-    for (std::uint32_t b : rq.layers) {
+    for (std::uint32_t b : layers) {
         if (b >= p.blocks) {
             error e = make_error(codes::bad_selection, "layers", "layer " + std::to_string(b) + " does not exist: the model has " +
                                                                      std::to_string(p.blocks) + " layers" +
@@ -404,7 +421,7 @@ gguf::result<prune_report> run(const prune_request& rq, const prune_events& even
         p.meta.shown.push_back({std::string(e->key), value_text(*e), ""});
     }
     if (auto r = p.plan_layers(); !r) return unexpected(std::move(r).error());
-    if (auto r = p.plan_experts(); !r) return unexpected(std::move(r).error());
+    if (auto r = p.plan_experts(expert_list); !r) return unexpected(std::move(r).error());
     const std::uint32_t removed_blocks = static_cast<std::uint32_t>(std::count(p.drop_block.begin(), p.drop_block.end(), true));
     if (removed_blocks > 0) {
         // removed and appended last, as gguf_set_val_u32 does in llama-quantize --prune-layers
@@ -457,8 +474,14 @@ gguf::result<prune_report> run(const prune_request& rq, const prune_events& even
     if (out.empty()) return unexpected(make_error(codes::bad_selection, "tensors", "every tensor would be removed"));
 
     std::string recipe = "prune";
-    if (!rq.layers.empty()) recipe += " --layers " + list_text(rq.layers);
-    if (!rq.experts.empty()) recipe += " --experts " + list_text(rq.experts);
+    std::vector<std::uint32_t> named_layers;
+    for (std::uint32_t b = 0; b < p.blocks; ++b)
+        if (p.drop_block[b] && std::find(layers.begin(), layers.end(), b) != layers.end()) named_layers.push_back(b);
+    std::vector<std::uint32_t> named_experts = expert_list;
+    std::sort(named_experts.begin(), named_experts.end());
+    named_experts.erase(std::unique(named_experts.begin(), named_experts.end()), named_experts.end());
+    if (!named_layers.empty()) recipe += " --layers " + list_text(named_layers);
+    if (!named_experts.empty()) recipe += " --experts " + list_text(named_experts);
     if (rq.mtp) recipe += " --mtp";
     if (rq.tensors) recipe += " --tensors " + *rq.tensors;
     p.plan_provenance(recipe);

@@ -54,6 +54,9 @@ struct prune_request {
     std::filesystem::path output;  ///< the file, or the split set's prefix path (<prefix>-0000N-of-0000M.gguf)
     std::vector<std::uint32_t> layers;   ///< blocks to remove (any order)
     std::vector<std::uint32_t> experts;  ///< experts to remove from every MoE block
+    /// The same as lists of text ("3", "5-7", "0,2,30-31"), read by parse_index_list against the
+    /// model's block and expert counts and added to the above (the CLI's and Python's way).
+    std::optional<std::string> layers_text, experts_text;
     bool mtp = false;                    ///< remove the MTP layers and their keys
     std::optional<std::string> tensors;  ///< remove the tensors this ECMAScript regex finds in their names
     bool provenance = true;              ///< general.base_model.* and minfer.recipe
