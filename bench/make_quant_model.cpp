@@ -4,7 +4,11 @@
 // shapes real quantizations see (rows of 2048 and 5632 values, GQA attn_k/attn_v, a 32000-row
 // token_embd and output), and a matching importance matrix for the types that need one.
 //
-//   minfer-bench-quant-model OUT [--layers N] [--type f16|bf16|f32] [--imatrix OUT.imatrix.gguf]
+//   minfer-bench-quant-model OUT [--layers N] [--type f16|bf16|f32] [--imatrix OUT.imatrix.gguf] [--experts E]
+//
+// --experts E makes each block's feed-forward network E experts of a Mixtral-style llama MoE
+// (ffn_{gate,up,down}_exps with a quarter of n_ff each, an f32 router ffn_gate_inp, 2 experts used):
+// the model of scripts/bench-prune.sh's expert prune.
 //
 // 4 layers (the default) in f16 make 614 MiB. The weights are heavy-tailed (a Student t with 4
 // degrees of freedom, times a per-column scale drawn log-normal, like the outlier columns of
@@ -128,6 +132,7 @@ weight_tensor make_norm(std::string name) {
 int main(int argc, char** argv) {
     std::string out, imatrix_out;
     int layers = 4;
+    int experts = 0;
     gg::tensor_type wtype = gg::tensor_type::f16;
     for (int i = 1; i < argc; ++i) {
         const std::string_view a = argv[i];
@@ -141,13 +146,16 @@ int main(int argc, char** argv) {
             else die("--type is f16, bf16 or f32");
         } else if (a == "--imatrix" && i + 1 < argc) {
             imatrix_out = argv[++i];
+        } else if (a == "--experts" && i + 1 < argc) {
+            experts = std::atoi(argv[++i]);
+            if (experts < 1 || experts > 256) die("--experts is 1..256");
         } else if (out.empty() && !a.starts_with("--")) {
             out = a;
         } else {
-            die("usage: minfer-bench-quant-model OUT [--layers N] [--type f16|bf16|f32] [--imatrix OUT]");
+            die("usage: minfer-bench-quant-model OUT [--layers N] [--type f16|bf16|f32] [--imatrix OUT] [--experts E]");
         }
     }
-    if (out.empty() || layers < 1 || layers > 200) die("usage: minfer-bench-quant-model OUT [--layers N] [--type f16|bf16|f32] [--imatrix OUT]");
+    if (out.empty() || layers < 1 || layers > 200) die("usage: minfer-bench-quant-model OUT [--layers N] [--type f16|bf16|f32] [--imatrix OUT] [--experts E]");
 
     // Tensors in a converter's order: token_embd, output_norm, output, then each block.
     std::vector<weight_tensor> ts;
@@ -162,6 +170,14 @@ int main(int argc, char** argv) {
         ts.push_back(make_weight(b + "attn_v.weight", wtype, {n_embd, n_head_kv * head_dim}, 0.01f));
         ts.push_back(make_weight(b + "attn_output.weight", wtype, {n_embd, n_embd}, 0.015f));
         ts.push_back(make_norm(b + "ffn_norm.weight"));
+        if (experts > 0) {
+            const std::int64_t e = experts, ff = n_ff / 4;
+            ts.push_back(make_weight(b + "ffn_gate_inp.weight", gg::tensor_type::f32, {n_embd, e}, 0.02f));
+            ts.push_back(make_weight(b + "ffn_gate_exps.weight", wtype, {n_embd, ff, e}, 0.02f));
+            ts.push_back(make_weight(b + "ffn_up_exps.weight", wtype, {n_embd, ff, e}, 0.02f));
+            ts.push_back(make_weight(b + "ffn_down_exps.weight", wtype, {ff, n_embd, e}, 0.015f));
+            continue;
+        }
         ts.push_back(make_weight(b + "ffn_gate.weight", wtype, {n_embd, n_ff}, 0.02f));
         ts.push_back(make_weight(b + "ffn_up.weight", wtype, {n_embd, n_ff}, 0.02f));
         ts.push_back(make_weight(b + "ffn_down.weight", wtype, {n_ff, n_embd}, 0.015f));
@@ -174,7 +190,11 @@ int main(int argc, char** argv) {
     w.set_u32("llama.context_length", 2048);
     w.set_u32("llama.embedding_length", static_cast<std::uint32_t>(n_embd));
     w.set_u32("llama.block_count", static_cast<std::uint32_t>(layers));
-    w.set_u32("llama.feed_forward_length", static_cast<std::uint32_t>(n_ff));
+    w.set_u32("llama.feed_forward_length", static_cast<std::uint32_t>(experts > 0 ? n_ff / 4 : n_ff));
+    if (experts > 0) {
+        w.set_u32("llama.expert_count", static_cast<std::uint32_t>(experts));
+        w.set_u32("llama.expert_used_count", 2);
+    }
     w.set_u32("llama.rope.dimension_count", static_cast<std::uint32_t>(head_dim));
     w.set_u32("llama.attention.head_count", static_cast<std::uint32_t>(n_head));
     w.set_u32("llama.attention.head_count_kv", static_cast<std::uint32_t>(n_head_kv));

@@ -13,6 +13,9 @@ namespace {
 // One call moves at most this much, so that a huge tensor does not become one unbounded syscall
 // (and so the sizes fit ssize_t everywhere).
 constexpr std::uint64_t max_call = std::uint64_t{1} << 30;
+// A kernel copy moves at most this much per call, and its write-back is started after each (see
+// start_writeback): the device writes while the next range is copied, instead of all at the fsync.
+constexpr std::uint64_t writeback_step = std::uint64_t{32} << 20;
 }  // namespace
 
 copy_status write_all(int fd, std::span<const std::byte> bytes, std::uint64_t offset) noexcept {
@@ -68,7 +71,7 @@ copy_status copy_dense(int in, std::uint64_t in_offset, int out, std::uint64_t o
     while (kernel && s.done < length) {
         auto in_off = static_cast<off_t>(in_offset + s.done);
         auto out_off = static_cast<off_t>(out_offset + s.done);
-        const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(length - s.done, max_call));
+        const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(length - s.done, writeback_step));
         const ssize_t c = ::copy_file_range(in, &in_off, out, &out_off, n, 0);
         if (c < 0 && errno == EINTR) continue;
         if (c < 0 && (errno == EXDEV || errno == EINVAL || errno == ENOSYS || errno == EOPNOTSUPP)) {
@@ -85,6 +88,7 @@ copy_status copy_dense(int in, std::uint64_t in_offset, int out, std::uint64_t o
             s.failed = copy_status::what::short_source;
             return s;
         }
+        start_writeback(out, out_offset + s.done, static_cast<std::uint64_t>(c));
         s.done += static_cast<std::uint64_t>(c);
     }
     if (s.done < length && chunk.empty()) {  // a caller's bug, but never a loop that cannot progress
@@ -104,6 +108,7 @@ copy_status copy_dense(int in, std::uint64_t in_offset, int out, std::uint64_t o
             w.done += s.done;
             return w;
         }
+        start_writeback(out, out_offset + s.done, n);
         s.done += n;
     }
     return s;

@@ -28,7 +28,7 @@
 #include "minfer/gguf_write/split_plan.hpp"
 #include "minfer/gguf_write/writer.hpp"
 #include "minfer/toolbox/errors.hpp"
-#include "minfer/toolbox/split_write.hpp"
+#include "output_parts.hpp"
 
 namespace minfer::toolbox {
 namespace {
@@ -317,38 +317,25 @@ std::string list_text(const std::vector<std::uint32_t>& v) {
     return s;
 }
 
-// The output's head for part `part` of `count`: part 1 carries the metadata; every part the split
-// keys (split_plan's layout) when there are several.
-void put_metadata(gguf::writer& w, const pruner& p, std::uint32_t part, std::uint32_t count, std::uint64_t total_tensors,
-                  bool split) {
-    if (part == 0) {
-        for (const gguf::kv& e : p.m.metadata().metadata()) {
-            if (e.key.starts_with("split.")) continue;  // the input set's own split keys
-            if (p.meta.erased.contains(e.key)) continue;
-            if (auto r = p.meta.replaced.find(e.key); r != p.meta.replaced.end()) {
-                w.set_encoded(e.key, r->second.first, r->second.second);
-                continue;
-            }
-            w.set(e);
+// Part 1's metadata: the input's records in order (its own split keys dropped), the changes in place,
+// the appended keys last.
+void put_metadata(gguf::writer& w, const pruner& p) {
+    for (const gguf::kv& e : p.m.metadata().metadata()) {
+        if (e.key.starts_with("split.")) continue;  // the input set's own split keys
+        if (p.meta.erased.contains(e.key)) continue;
+        if (auto r = p.meta.replaced.find(e.key); r != p.meta.replaced.end()) {
+            w.set_encoded(e.key, r->second.first, r->second.second);
+            continue;
         }
-        for (const auto& [k, v] : p.meta.appended_u32) w.set_encoded(k, gguf::value_type::u32, v);
-        for (const auto& [k, v] : p.meta.appended_string) w.set_string(k, v);
-    } else if (p.m.find(gguf::alignment_key) != nullptr) {
-        if (auto a = p.m.get_as<std::uint32_t>(gguf::alignment_key)) w.set_u32(gguf::alignment_key, *a);
+        w.set(e);
     }
-    if (split) {
-        w.set_u16("split.no", static_cast<std::uint16_t>(part));
-        w.set_i32("split.tensors.count", static_cast<std::int32_t>(total_tensors));
-        w.set_u16("split.count", static_cast<std::uint16_t>(count));
-    }
+    for (const auto& [k, v] : p.meta.appended_u32) w.set_encoded(k, gguf::value_type::u32, v);
+    for (const auto& [k, v] : p.meta.appended_string) w.set_string(k, v);
 }
 
 gguf::result<prune_report> run(const prune_request& rq, const prune_events& events) {
     if (rq.layers.empty() && rq.experts.empty() && !rq.layers_text && !rq.experts_text && !rq.mtp && !rq.tensors)
         return unexpected(make_error(codes::bad_selection, "layers", "nothing to remove: give layers, experts, mtp or tensors"));
-    if ((rq.split_max_bytes && *rq.split_max_bytes == 0) || (rq.split_max_tensors && *rq.split_max_tensors == 0))
-        return unexpected(make_error(errc::bad_value_text, rq.split_max_bytes ? "split_max_bytes" : "split_max_tensors",
-                                     "must be at least 1"));
     std::optional<std::regex> pattern;
     if (rq.tensors) {
         try {
@@ -499,82 +486,34 @@ gguf::result<prune_report> run(const prune_request& rq, const prune_events& even
     }
     p.report.metadata = p.meta.shown;
 
-    // The parts: one file, or a split set within the limits (the one grouping split_plan uses).
-    const bool split = rq.split_max_bytes.has_value() || rq.split_max_tensors.has_value();
-    struct part {
-        std::filesystem::path path;
-        std::size_t first = 0, count = 0;
-    };
-    std::vector<part> parts;
-    if (!split) {
-        parts.push_back({rq.output, 0, out.size()});
-    } else {
-        auto head = [&](std::uint32_t i) {
-            gguf::writer w;
-            put_metadata(w, p, i, 2, out.size(), true);
-            return w.make_plan();
-        };
-        auto first = head(0);
-        if (!first) return unexpected(std::move(first).error());
-        auto later = head(1);
-        if (!later) return unexpected(std::move(later).error());
-        std::vector<gguf::grouped_tensor> grouped;
-        for (const planned& o : out) grouped.push_back({8 + o.name.size() + 4 + 8ull * o.n_dims + 4 + 8, o.n_bytes});
-        gguf::part_grouping g;
-        g.first_head_bytes = first->file_size();
-        g.later_head_bytes = later->file_size();
-        g.alignment = first->alignment();
-        g.max_tensors = rq.split_max_tensors.value_or(std::numeric_limits<std::uint64_t>::max());
-        g.max_bytes = rq.split_max_bytes.value_or(std::numeric_limits<std::uint64_t>::max());
-        auto grouped_parts = gguf::group_into_parts(grouped, g);
-        if (!grouped_parts) return unexpected(std::move(grouped_parts).error());
-        std::string prefix = rq.output.string();
-        if (prefix.ends_with(".gguf")) prefix.resize(prefix.size() - 5);
-        const auto count = static_cast<std::uint32_t>(grouped_parts->size());
-        for (std::uint32_t i = 0; i < count; ++i)
-            parts.push_back({gguf::split_file_name(prefix, i, count), (*grouped_parts)[i].first, (*grouped_parts)[i].count});
-    }
-
+    // The output: one file, or a split set within the limits (output_parts.hpp), then write_parts.
     auto src = gguf::model_source::open(m);
     if (!src) return unexpected(std::move(src).error());
-    const auto n_parts = static_cast<std::uint32_t>(parts.size());
-    std::vector<gguf::writer> writers;
-    for (std::uint32_t i = 0; i < n_parts; ++i) {
-        gguf::writer w;
-        put_metadata(w, p, i, n_parts, out.size(), split && n_parts > 1);
-        for (std::size_t k = parts[i].first; k < parts[i].first + parts[i].count; ++k) {
-            const planned& o = out[k];
-            const std::span<const std::int64_t> ne(o.ne.data(), o.n_dims);
-            w.add_tensor(o.name, o.ref->info->type, ne, o.kept_experts.empty() ? src->tensor(*o.ref) : gather_source(m, o));
-        }
-        auto plan = w.make_plan();
-        if (!plan) return unexpected(std::move(plan).error());
-        p.report.outputs.push_back({parts[i].path, plan->file_size(), static_cast<std::uint32_t>(parts[i].count)});
-        writers.push_back(std::move(w));
+    std::vector<detail::output_tensor> tensors;
+    tensors.reserve(out.size());
+    for (const planned& o : out) {
+        detail::output_tensor t;
+        t.name = o.name;
+        t.type = o.ref->info->type;
+        t.ne.assign(o.ne.begin(), o.ne.begin() + o.n_dims);
+        t.n_bytes = o.n_bytes;
+        t.source = [&m, &src, &o] { return o.kept_experts.empty() ? src->tensor(*o.ref) : gather_source(m, o); };
+        tensors.push_back(std::move(t));
     }
-    // An output is never one of the input's files; an existing one only with overwrite.
-    for (const part& pt : parts) {
-        for (const gguf::model_part& in : m.parts()) {
-            std::error_code ec;
-            if (std::filesystem::equivalent(pt.path, in.path, ec) && !ec) {
-                error e;
-                e.code = errc::io_error;
-                e.sys_errno = EINVAL;
-                e.file = pt.path.string();
-                e.detail = "the output is one of the input files";
-                return unexpected(std::move(e));
-            }
-        }
-        if (auto checked = gguf::check_output_path(pt.path, rq.overwrite); !checked) return unexpected(std::move(checked).error());
-    }
+    detail::output_request orq;
+    orq.output = rq.output;
+    orq.split_max_bytes = rq.split_max_bytes;
+    orq.split_max_tensors = rq.split_max_tensors;
+    orq.overwrite = rq.overwrite;
+    if (m.find(gguf::alignment_key) != nullptr)
+        if (auto a = m.get_as<std::uint32_t>(gguf::alignment_key)) orq.alignment = *a;
+    for (const gguf::model_part& in : m.parts()) orq.inputs.push_back(in.path);
+    auto layout = detail::lay_out(tensors, [&p](gguf::writer& w) { put_metadata(w, p); }, orq);
+    if (!layout) return unexpected(std::move(layout).error());
+    for (const detail::laid_out_part& part : layout->parts)
+        p.report.outputs.push_back({part.path, part.file_size, part.tensor_count});
     if (rq.dry_run) return std::move(p.report);
-
-    std::vector<std::string> targets;
-    for (const part& pt : parts) targets.push_back(pt.path.string());
-    split_write_options wo;
-    wo.overwrite = rq.overwrite;
-    wo.progress = events.progress;
-    if (auto failed = write_parts(writers, targets, wo)) return unexpected(std::move(failed->error));
+    if (auto r = detail::write_out(*layout, rq.overwrite, events.progress); !r) return unexpected(std::move(r).error());
     p.report.written = true;
     return std::move(p.report);
 }

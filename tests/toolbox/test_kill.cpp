@@ -291,6 +291,28 @@ TEST(KilledMidWrite, QuantizeSplit) {
                             out.path());
 }
 
+// prune: a layer and expert-free model's blocks 2-5 removed (kernel-copied ranges), and as a split set.
+TEST(KilledMidWrite, Prune) {
+    ASSERT_EQ(quantize_model().error, "");
+    temp_dir out("kill_prune");
+    const fs::path o = out / "pruned.gguf";
+    kill_at_various_moments({{"prune", quantize_model().path.string(), "-o", o.string(), "--layers", "2-5", "--quiet"},
+                             {o},
+                             {quantize_model().path}},
+                            out.path());
+}
+
+TEST(KilledMidWrite, PruneSplit) {
+    ASSERT_EQ(quantize_model().error, "");
+    temp_dir out("kill_prune_split");
+    // 8 tensors, 1 removed, 3 a part: 3 parts.
+    kill_at_various_moments({{"prune", quantize_model().path.string(), "-o", (out / "pruned.gguf").string(), "--layers", "7",
+                              "--split-max-tensors", "3", "--quiet"},
+                             part_paths(out / "pruned", 3),
+                             {quantize_model().path}},
+                            out.path());
+}
+
 TEST(KilledMidWrite, QuantizeKeepSplit) {
     ASSERT_EQ(quantize_model().error, "");
     temp_dir in("kill_quantize_keep_split_input");

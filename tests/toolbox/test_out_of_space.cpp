@@ -152,6 +152,25 @@ TEST(OutOfSpace, SplitToAFullDiskRemovesTheEarlierParts) {
     EXPECT_EQ(checksum(in), sum) << "the input changed";
 }
 
+TEST(OutOfSpace, PruneToAFullDiskWritesNothing) {
+    MINFER_REQUIRE_TMPFS(t);
+    const fs::path in = t.disk() / "in.gguf";
+    write_model(in, n_tensors, tensor_floats);
+    const std::uint64_t sum = checksum(in);
+    std::ofstream(t.path() / "keep.txt") << "was here\n";
+    const auto before = list_dir(t.path());
+    // 7 of the 8 tensors (672 KiB) into a 256 KiB tmpfs, as one file and as a split set
+    for (const std::vector<std::string>& extra : {std::vector<std::string>{}, std::vector<std::string>{"--split-max-tensors", "2"}}) {
+        std::vector<std::string> args{"prune", in.string(), "-o", (t.path() / "out.gguf").string(), "--tensors", "^t0\\.weight$", "--quiet"};
+        args.insert(args.end(), extra.begin(), extra.end());
+        const run_result r = run(args);
+        EXPECT_EQ(r.rc, 3) << r.err;
+        expect_says_disk_full(r.err);
+        EXPECT_EQ(list_dir(t.path()), before) << "left behind: " << joined(list_dir(t.path()));
+    }
+    EXPECT_EQ(checksum(in), sum) << "the input changed";
+}
+
 TEST(OutOfSpace, MergeToAFullDisk) {
     MINFER_REQUIRE_TMPFS(t);
     const fs::path prefix = t.disk() / "in";
