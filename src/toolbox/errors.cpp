@@ -5,6 +5,7 @@
 #include <string>
 #include <string_view>
 
+#include "minfer/gguf/text.hpp"
 #include "minfer/toolbox/errors.hpp"
 
 namespace minfer::toolbox {
@@ -26,14 +27,21 @@ std::string with_detail(std::string head, const gguf::error& e) {
     return e.detail.empty() ? head : head + ": " + e.detail;
 }
 
+// An assembly config's errors name the key path first: "slices[0].sources[0].layer_range: expected ...".
+std::string with_subject(std::string head, const gguf::error& e) {
+    if (!e.subject.empty()) head += ": " + gguf::escape(e.subject.view());
+    return with_detail(std::move(head), e);
+}
+
 std::string describe(const gguf::error& e, bool /*path_said*/) {
     switch (gguf::number_in_domain(e.code)) {  // the low byte: the codes are not enumerators of errc
         case gguf::number_in_domain(codes::bad_selection): return with_detail("the selection cannot be applied", e);
         case gguf::number_in_domain(codes::key_not_adjustable):
             return with_detail("a key that counts or indexes layers cannot be kept consistent", e);
         case gguf::number_in_domain(codes::sources_incompatible): return with_detail("the sources do not fit together", e);
-        case gguf::number_in_domain(codes::bad_config): return with_detail("the config is not valid", e);
-        case gguf::number_in_domain(codes::unsupported_config): return with_detail("the config asks for what is not supported", e);
+        case gguf::number_in_domain(codes::bad_config): return with_subject("the config is not valid", e);
+        case gguf::number_in_domain(codes::unsupported_config):
+            return with_subject("the config asks for what is not supported", e);
         default: break;
     }
     return "unknown error";
