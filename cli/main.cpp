@@ -69,6 +69,10 @@ constexpr std::array commands{
             "Remove layers, MoE experts, MTP layers or tensors from a (quantized) model without requantizing: kept "
             "bytes copied unchanged, metadata kept consistent; --dry-run shows the plan",
             minfer::cli::prune_add_options, minfer::cli::prune_run},
+    command{"assemble",
+            "Build a model from a mergekit config on GGUF files: passthrough stacks of layer slices and per-tensor "
+            "recipes (tensors: rules), every byte copied from its source; --dry-run shows the plan",
+            minfer::cli::assemble_add_options, minfer::cli::assemble_run},
 };
 
 }  // namespace

@@ -38,4 +38,7 @@ int quantize_run();
 void prune_add_options(CLI::App& sub);
 int prune_run();
 
+void assemble_add_options(CLI::App& sub);
+int assemble_run();
+
 }  // namespace minfer::cli

@@ -1,0 +1,195 @@
+// `minfer assemble CONFIG.yaml -o OUT`: a mergekit configuration run on GGUF models
+// (toolbox::assemble: passthrough stacks of slices and `tensors:` recipes, every byte copied from
+// its source). --dry-run prints the plan: each output tensor with its model and source name, the
+// metadata set, every file's exact size.
+
+#include <cstdio>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "../common/exit_codes.hpp"
+#include "../common/open_model.hpp"
+#include "../common/out_buffer.hpp"
+#include "../common/plural.hpp"
+#include "../common/progress.hpp"
+#include "../common/run_printing.hpp"
+#include "../common/sizes.hpp"
+#include "../common/usage_error.hpp"
+#include "../print/json_writer.hpp"
+#include "commands.hpp"
+#include "minfer/gguf/text.hpp"
+#include "minfer/gguf_write/output_path.hpp"
+#include "minfer/toolbox/assemble.hpp"
+#include "minfer/toolbox/size_text.hpp"
+
+namespace minfer::cli {
+namespace {
+
+struct assemble_cli_options {
+    std::string config;
+    std::string output;
+    bool no_provenance = false;
+    std::string split_max_size, split_max_tensors;
+    bool dry_run = false;
+    bool json = false;
+    bool force = false;
+    bool quiet = false;
+};
+
+assemble_cli_options opt;  // filled by CLI11 during parsing, read by assemble_run()
+
+std::string shape_text(const std::vector<std::int64_t>& ne) {
+    std::string s = "[";
+    for (std::size_t i = 0; i < ne.size(); ++i) s += (i > 0 ? ", " : "") + std::to_string(ne[i]);
+    return s + "]";
+}
+
+void print_json(out_buffer& out, const toolbox::assemble_report& r) {
+    json_writer j(out);
+    j.begin_object();
+    j.key("written");
+    j.boolean(r.written);
+    j.key("method");
+    j.string(r.method);
+    j.key("blocks");
+    j.number(std::uint64_t{r.blocks});
+    j.key("models");
+    j.begin_array(true);
+    for (const std::string& m : r.models) j.string(m);
+    j.end_array();
+    j.key("output_tensor_bytes");
+    j.number(r.output_tensor_bytes);
+    j.key("outputs");
+    j.begin_array();
+    for (const toolbox::assemble_output& o : r.outputs) {
+        j.begin_object(true);
+        j.key("path");
+        j.string(o.path.string());
+        j.key("file_size");
+        j.number(o.file_size);
+        j.key("tensor_count");
+        j.number(std::uint64_t{o.tensor_count});
+        j.end_object();
+    }
+    j.end_array();
+    j.key("tensors");
+    j.begin_array();
+    for (const toolbox::assembled_tensor& t : r.tensors) {
+        j.begin_object(true);
+        j.key("name");
+        j.string(t.name);
+        j.key("model");
+        j.string(t.model);
+        j.key("source");
+        j.string(t.source_name);
+        j.key("type");
+        j.string(gguf::to_string(t.type));
+        j.key("ne");
+        j.begin_array(true);
+        for (std::int64_t n : t.ne) j.number(n);
+        j.end_array();
+        j.key("bytes");
+        j.number(t.n_bytes);
+        j.key("by_rule");
+        j.boolean(t.by_rule);
+        j.end_object();
+    }
+    j.end_array();
+    j.key("metadata");
+    j.begin_array();
+    for (const auto& [k, v] : r.metadata) {
+        j.begin_object(true);
+        j.key("key");
+        j.string(k);
+        j.key("value");
+        j.string(v);
+        j.end_object();
+    }
+    j.end_array();
+    j.key("warnings");
+    j.begin_array();
+    for (const std::string& w : r.warnings) j.string(w);
+    j.end_array();
+    j.end_object();
+    j.finish();
+}
+
+void print_text(out_buffer& out, const toolbox::assemble_report& r) {
+    if (!r.written) {
+        out.print("Plan: {} of {} ({} layers), {}\n", r.method, plural(r.models.size(), "model", "models"), r.blocks,
+                  plural(r.tensors.size(), "tensor", "tensors"));
+        for (const toolbox::assembled_tensor& t : r.tensors)
+            out.print("  {:<32} {:<6} {:<22} {:>12}  <- {}{}{}\n", gguf::escape(t.name), gguf::to_string(t.type), shape_text(t.ne),
+                      t.n_bytes, gguf::escape(t.model), t.source_name == t.name ? std::string() : " " + gguf::escape(t.source_name),
+                      t.by_rule ? " (tensors: rule)" : "");
+        out.print("Metadata:\n");
+        for (const auto& [k, v] : r.metadata) out.print("  {} = {}\n", gguf::escape(k), v);
+    }
+    for (const toolbox::assemble_output& o : r.outputs)
+        out.print("{} {}: {}, {} bytes ({})\n", r.written ? "Wrote" : "Would write", gguf::escape(o.path.string()),
+                  plural(o.tensor_count, "tensor", "tensors"), o.file_size, mib_text(o.file_size));
+}
+
+int run(out_buffer& out) {
+    if (opt.output.empty()) return usage_error("the output file name is empty (-o OUT)");
+    toolbox::assemble_request rq;
+    rq.config = opt.config;
+    rq.output = opt.output;
+    rq.provenance = !opt.no_provenance;
+    rq.dry_run = opt.dry_run;
+    rq.overwrite = opt.force;
+    if (!opt.split_max_tensors.empty()) {
+        const auto n = toolbox::parse_count(opt.split_max_tensors);
+        if (!n) return usage_error(fmt::format("--split-max-tensors: {} is not a whole number", opt.split_max_tensors));
+        if (*n == 0) return usage_error("--split-max-tensors must be at least 1");
+        rq.split_max_tensors = *n;
+    }
+    if (!opt.split_max_size.empty()) {
+        std::string why;
+        const auto n = toolbox::parse_size(opt.split_max_size, why);
+        if (!n) return usage_error(fmt::format("--split-max-size: {}: {}", opt.split_max_size, why));
+        rq.split_max_bytes = *n;
+    }
+    auto r = [&] {
+        progress bar("assembling " + gguf::escape(opt.output), opt.quiet || opt.dry_run || opt.json);
+        toolbox::assemble_events ev;
+        ev.progress = bar.callback();
+        return toolbox::assemble(rq, ev);
+    }();
+    if (!r) {
+        const gguf::error& e = r.error();
+        if (gguf::is_output_exists(e))
+            return usage_error(fmt::format("{} already exists (use --force to replace it)", gguf::escape(e.file)));
+        if (e.code == gguf::errc::io_error && e.sys_errno == EINVAL && e.detail == "the output is one of the input files")
+            return usage_error(fmt::format("the output {} is one of the inputs (a model or the config): assemble never writes over them",
+                                           gguf::escape(e.file)));
+        return report_error(e);
+    }
+    for (const std::string& w : r->warnings) fmt::print(stderr, "Warning: {}\n", w);
+    if (opt.json) {
+        print_json(out, *r);
+    } else if (!opt.quiet || opt.dry_run) {
+        print_text(out, *r);
+    }
+    return exit_ok;
+}
+
+}  // namespace
+
+void assemble_add_options(CLI::App& sub) {
+    sub.add_option("config", opt.config, "The mergekit configuration (YAML or JSON)")->required();
+    sub.add_option("-o,--output", opt.output, "The file to write (with a split limit: <OUT without .gguf>-0000N-of-0000M.gguf)")
+        ->required();
+    sub.add_flag("--no-provenance", opt.no_provenance, "Write no general.base_model.* / minfer.recipe keys");
+    sub.add_option("--split-max-size", opt.split_max_size, "Write a split set, each part file at most this size (e.g. 4G)");
+    sub.add_option("--split-max-tensors", opt.split_max_tensors, "Write a split set, at most this many tensors per part");
+    sub.add_flag("--dry-run", opt.dry_run, "Print the plan (tensors, sources, metadata, exact sizes); write nothing");
+    sub.add_flag("--json", opt.json, "Print the plan or the result as JSON");
+    sub.add_flag("-f,--force", opt.force, "Replace the output if it exists (never an input, a FIFO, device or directory)");
+    sub.add_flag("--quiet", opt.quiet, "No progress line and no summary (warnings and errors are still printed)");
+}
+
+int assemble_run() { return run_printing(run); }
+
+}  // namespace minfer::cli
