@@ -140,3 +140,15 @@ def prune(
     overwrite: bool,
     progress: Optional[Callable[[int, int], object]],
 ) -> Dict[str, Any]: ...
+
+def assemble(
+    config_path: Optional[_Text],
+    config_text: Optional[str],
+    output: _Text,
+    provenance: bool,
+    split_max_bytes: Optional[int],
+    split_max_tensors: Optional[int],
+    dry_run: bool,
+    overwrite: bool,
+    progress: Optional[Callable[[int, int], object]],
+) -> Dict[str, Any]: ...

@@ -50,6 +50,7 @@ __all__ = [
     "VerifyReport", "TensorReport", "Finding", "EstimateReport", "DeviceFigures", "DiffReport",
     "quantize", "QuantizeResult", "QuantizeOutput", "TensorPlan",
     "prune", "PruneResult", "PrunedTensor", "PrunedKey",
+    "assemble", "AssembleResult", "AssembledTensor",
 ]
 
 PathLike = Union[str, "os.PathLike[str]", bytes]
@@ -954,3 +955,68 @@ def prune(input: PathLike, output: PathLike, *,
         _bool(mtp, "mtp"), None if tensors is None else _text(tensors, "tensors"), _bool(provenance, "provenance"),
         max_bytes, max_tensors, _bool(dry_run, "dry_run"), _bool(overwrite, "overwrite"), progress)
     return PruneResult(**r)
+
+
+# ---------------------------------------------------------------------------------------- assemble
+
+class AssembledTensor(TypedDict):
+    name: str
+    model: str
+    """The model its bytes come from, as the config names it ("(merged)" for a merged tensor)."""
+    source: str
+    type: TensorType
+    shape: Tuple[int, ...]
+    n_bytes: int
+    by_rule: bool
+
+
+@dataclass
+class AssembleResult:
+    """What :func:`assemble` wrote (or, with ``dry_run``, would write)."""
+
+    method: str
+    models: List[str]
+    tensors: List[AssembledTensor]
+    blocks: int
+    metadata: List[Dict[str, str]]
+    outputs: List[QuantizeOutput]
+    output_tensor_bytes: int
+    file_size: int
+    warnings: List[str]
+    written: bool
+
+
+def assemble(config: Union[PathLike, Mapping[str, Any]], output: PathLike, *,
+             provenance: bool = True,
+             split_max_size: Union[int, str, None] = None,
+             split_max_tensors: Optional[int] = None,
+             dry_run: bool = False,
+             overwrite: bool = False,
+             progress: Optional[Callable[[int, int], object]] = None) -> AssembleResult:
+    """Build a model from a mergekit configuration (``minfer assemble``), through the same library
+    call as the command. ``config``: a YAML/JSON file, or the config as a dict (mergekit's keys:
+    ``merge_method``, ``slices``, ``models``, ``base_model``, ``parameters``, ...; minfer's
+    ``tensors`` rules). passthrough stacks copy every byte from its source; linear, slerp,
+    task_arithmetic and ties dequantize each tensor exactly, merge it as mergekit does and quantize it
+    back to the base tensor's type. See docs/ASSEMBLE_CONFIG.md.
+
+    Raises RequestError (``bad_config``, ``unsupported_config``: exit_code 2; ``sources_incompatible``;
+    ``key_not_adjustable``; ``usage`` for an output that exists without ``overwrite``),
+    InvalidFileError (a source), GGUFIOError. On any error no output exists that did not exist before."""
+    import json
+    if isinstance(config, Mapping):
+        try:
+            text: Optional[str] = json.dumps(config, allow_nan=False)
+        except (TypeError, ValueError) as e:
+            raise TypeError(f"config: the dict cannot be written as JSON: {e}") from None
+        path = None
+    else:
+        text = None
+        path = _path(config, "config")
+    max_bytes = None if split_max_size is None else parse_size(split_max_size, "split_max_size")
+    max_tensors = None if split_max_tensors is None else _int(split_max_tensors, "split_max_tensors", 1)
+    if progress is not None and not callable(progress):
+        raise TypeError(f"progress must be a callable progress(done, total) or None, not {builtins.type(progress).__name__}")
+    r = _toolbox.assemble(path, text, _path(output, "output"), _bool(provenance, "provenance"), max_bytes, max_tensors,
+                          _bool(dry_run, "dry_run"), _bool(overwrite, "overwrite"), progress)
+    return AssembleResult(**r)

@@ -19,8 +19,10 @@
 #include "minfer/gguf/read_capped.hpp"
 #include "minfer/gguf/text.hpp"
 #include "minfer/gguf_write/model_source.hpp"
+#include "minfer/quant/quantize.hpp"
 #include "minfer/toolbox/assemble_config.hpp"
 #include "minfer/toolbox/errors.hpp"
+#include "assemble_merge.hpp"
 #include "output_parts.hpp"
 
 namespace minfer::toolbox {
@@ -158,17 +160,27 @@ struct planned {
     const gguf::tensor_ref* ref = nullptr;
     std::string name;
     bool by_rule = false;
+    std::optional<gguf::tensor_source> merged;  // a merge's streaming source (ref: the donor's tensor)
 };
+
+merge_math::method method_of(merge_method m) {
+    switch (m) {
+        case merge_method::linear: return merge_math::method::linear;
+        case merge_method::slerp: return merge_math::method::slerp;
+        case merge_method::task_arithmetic: return merge_math::method::task_arithmetic;
+        default: return merge_math::method::ties;
+    }
+}
 
 gguf::result<assemble_report> run(const assemble_request& rq, const assemble_events& events) {
     auto cfg = rq.config_text ? parse_assemble_config(*rq.config_text, rq.config.string()) : read_assemble_config(rq.config);
     if (!cfg) return unexpected(std::move(cfg).error());
     const assemble_config& c = *cfg;
-    if (c.method != merge_method::passthrough)
-        return unexpected(make_error(codes::unsupported_config, "merge_method",
-                                     std::string(to_string(c.method)) +
-                                         " is not implemented in this build yet; supported here: passthrough (with tensors: rules)"));
-    if (c.slices.empty())
+    const bool merging = c.method != merge_method::passthrough;
+    if (merging && !c.slices.empty())
+        return unexpected(make_error(codes::unsupported_config, "slices",
+                                     std::string(to_string(c.method)) + " over slices is not implemented yet: list the models with models:"));
+    if (!merging && c.slices.empty())
         return unexpected(make_error(codes::unsupported_config, "models",
                                      "passthrough of models: (one model as it is): use slices with its layer_range"));
 
@@ -200,12 +212,14 @@ gguf::result<assemble_report> run(const assemble_request& rq, const assemble_eve
     const source& d = **donor;
     const std::string arch = d.arch;
 
-    // The stack: output layer o from (source, layer).
+    // The stack: output layer o from (source, layer). A merge keeps the donor's layers.
     struct layer_origin {
         const source* from;
         std::uint32_t layer;
     };
     std::vector<layer_origin> stack;
+    if (merging)
+        for (std::uint32_t l = 0; l < d.blocks; ++l) stack.push_back({&d, l});
     for (std::size_t i = 0; i < c.slices.size(); ++i) {
         const output_slice& sl = c.slices[i];
         if (sl.sources.size() != 1)
@@ -224,7 +238,7 @@ gguf::result<assemble_report> run(const assemble_request& rq, const assemble_eve
         for (std::uint32_t l = ss.first; l < ss.end; ++l) stack.push_back({*s, l});
     }
     assemble_report report;
-    report.method = "passthrough";
+    report.method = std::string(to_string(c.method));
     report.blocks = static_cast<std::uint32_t>(stack.size());
 
     // Keys that must agree, keys a stack cannot keep.
@@ -259,7 +273,7 @@ gguf::result<assemble_report> run(const assemble_request& rq, const assemble_eve
             const std::string prefix = "blk." + std::to_string(stack[o].layer) + ".";
             for (const gguf::tensor_ref& t : stack[o].from->model.tensors()) {
                 if (!t.info->name.starts_with(prefix)) continue;
-                plan.push_back({stack[o].from, &t, "blk." + std::to_string(o) + "." + std::string(t.info->name.substr(prefix.size())), false});
+                plan.push_back({stack[o].from, &t, "blk." + std::to_string(o) + "." + std::string(t.info->name.substr(prefix.size())), false, std::nullopt});
             }
         }
         blocks_placed = true;
@@ -270,9 +284,89 @@ gguf::result<assemble_report> run(const assemble_request& rq, const assemble_eve
             if (!blocks_placed) place_blocks();
             continue;
         }
-        plan.push_back({&d, &t, std::string(t.info->name), false});
+        plan.push_back({&d, &t, std::string(t.info->name), false, std::nullopt});
     }
     if (!blocks_placed) place_blocks();
+
+    // A merge: every tensor of the donor merged from the same tensor of every input.
+    if (merging) {
+        struct input {
+            const source* src;
+            std::optional<std::size_t> config_index;  // into c.models; none: the base model mergekit adds
+        };
+        std::vector<input> inputs;
+        if (c.base_model) {
+            bool listed = false;
+            for (const input_model& im : c.models) listed = listed || im.model.text == c.base_model->text;
+            if (!listed) inputs.push_back({&d, std::nullopt});
+        }
+        for (std::size_t i = 0; i < c.models.size(); ++i) {
+            auto s = open(c.models[i].model);
+            if (!s) return unexpected(std::move(s).error());
+            if ((*s)->arch != arch)
+                return unexpected(make_error(codes::sources_incompatible, "general.architecture",
+                                             c.models[i].model.text + " is " + (*s)->arch + ", " + d.text + " is " + arch));
+            inputs.push_back({*s, i});
+        }
+        std::size_t base = 0;
+        if (c.base_model)
+            for (std::size_t i = 0; i < inputs.size(); ++i)
+                if (inputs[i].src->text == c.base_model->text) base = i;
+        auto default_of = [&](std::string_view name) -> std::optional<double> {
+            const method_parameter* mp = find_method_parameter(c.method, name);
+            return mp != nullptr ? mp->default_value : std::nullopt;
+        };
+        for (planned& p : plan) {
+            const gguf::tensor_info& info = *p.ref->info;
+            detail::merge_job job;
+            job.name = p.name;
+            job.to = info.type;
+            job.ne = info.ne;
+            if (!quant::can_quantize(info.type) && info.type != gguf::tensor_type::f32)
+                return unexpected(make_error(codes::sources_incompatible, p.name,
+                                             std::string("its type ") + std::string(gguf::to_string(info.type)) + " cannot be merged and written back"));
+            std::string_view rest;
+            const std::optional<std::uint32_t> layer = block_of(p.name, rest);
+            tensor_site site{p.name, p.name, arch, 0, layer, d.blocks};
+            merge_math::tensor_merge& tm = job.merge;
+            tm.how = method_of(c.method);
+            tm.base = base;
+            tm.n_values = info.n_elements;
+            for (const input& in : inputs) {
+                const gguf::tensor_ref* t = in.src->model.find_tensor(p.name);
+                if (t == nullptr)
+                    return unexpected(make_error(codes::sources_incompatible, p.name, in.src->text + " has no such tensor"));
+                if (t->info->ne != info.ne)
+                    return unexpected(make_error(codes::sources_incompatible, p.name, "another shape in " + in.src->text + " than in " + d.text));
+                job.models.push_back(&in.src->model);
+                job.tensors.push_back(t);
+                merge_math::model_parameters mp;
+                const bool is_base = &in - inputs.data() == static_cast<std::ptrdiff_t>(base) && c.method != merge_method::linear;
+                auto weight = parameter_value(c, "weight", site, in.config_index);
+                if (!weight) weight = default_of("weight");
+                if (!weight && !is_base && c.method != merge_method::slerp)
+                    return unexpected(make_error(codes::bad_config, "weight",
+                                                 "no weight for " + p.name + " of " + in.src->text + " (mergekit requires one)"));
+                mp.weight = weight.value_or(1.0);
+                mp.density = parameter_value(c, "density", site, in.config_index).value_or(default_of("density").value_or(1.0));
+                tm.models.push_back(mp);
+            }
+            tm.t = parameter_value(c, "t", site).value_or(default_of("t").value_or(0.0));
+            if (c.method == merge_method::slerp && !parameter_value(c, "t", site))
+                return unexpected(make_error(codes::bad_config, "t", "no t for " + p.name + " (slerp requires one)"));
+            tm.normalize = parameter_value(c, "normalize", site).value_or(merge_math::default_normalize(tm.how) ? 1.0 : 0.0) != 0.0;
+            tm.rescale = parameter_value(c, "rescale", site).value_or(0.0) != 0.0;
+            tm.int8_mask = parameter_value(c, "int8_mask", site).value_or(0.0) != 0.0;
+            tm.lambda = parameter_value(c, "lambda", site).value_or(1.0);
+            auto src = detail::merged_source(std::move(job));
+            if (!src) {
+                error e = std::move(src).error();
+                if (e.subject.empty()) e.subject = p.name;
+                return unexpected(std::move(e));
+            }
+            p.merged = std::move(*src);
+        }
+    }
 
     // tensors: rules: the same name and shape from the rule's model.
     for (planned& p : plan) {
@@ -293,6 +387,7 @@ gguf::result<assemble_report> run(const assemble_request& rq, const assemble_eve
         p.from = *s;
         p.ref = t;
         p.by_rule = true;
+        p.merged.reset();
     }
 
     // Metadata: the donor's, block_count, per-layer arrays, file type, provenance.
@@ -391,9 +486,8 @@ gguf::result<assemble_report> run(const assemble_request& rq, const assemble_eve
     std::set<std::string, std::less<>> erased;
     if (rq.provenance) {
         for (const gguf::kv& e : d.model.with_prefix("general.base_model.")) erased.insert(std::string(e.key));
-        std::vector<const source*> named;
-        for (const planned& p : plan)
-            if (std::find(named.begin(), named.end(), p.from) == named.end()) named.push_back(p.from);
+        std::vector<const source*> named;  // every model the output takes bytes or values from
+        for (const auto& s : sources) named.push_back(s.get());
         appended_u32.push_back({"general.base_model.count", static_cast<std::uint32_t>(named.size())});
         for (std::size_t i = 0; i < named.size(); ++i) {
             const std::string base = "general.base_model." + std::to_string(i) + ".";
@@ -414,8 +508,7 @@ gguf::result<assemble_report> run(const assemble_request& rq, const assemble_eve
         report.metadata.push_back({"general.base_model.count", std::to_string(named.size())});
         report.metadata.push_back({"minfer.recipe", "(the config)"});
     }
-    for (const planned& p : plan)
-        if (std::find(report.models.begin(), report.models.end(), p.from->text) == report.models.end()) report.models.push_back(p.from->text);
+    for (const auto& s : sources) report.models.push_back(s->text);
 
     auto put_metadata = [&](gguf::writer& w) {
         for (const gguf::kv& e : d.model.metadata().metadata()) {
@@ -439,8 +532,9 @@ gguf::result<assemble_report> run(const assemble_request& rq, const assemble_eve
         t.type = p.ref->info->type;
         t.ne.assign(p.ref->info->ne.begin(), p.ref->info->ne.begin() + std::max<std::uint32_t>(1, p.ref->info->n_dims));
         t.n_bytes = p.ref->info->n_bytes;
-        t.source = [&p] { return p.from->files.tensor(*p.ref); };
-        report.tensors.push_back({p.name, p.from->text, std::string(p.ref->info->name), t.type, t.ne, t.n_bytes, p.by_rule});
+        t.source = [&p] { return p.merged ? *p.merged : p.from->files.tensor(*p.ref); };
+        report.tensors.push_back({p.name, p.merged ? std::string("(merged)") : p.from->text, std::string(p.ref->info->name), t.type, t.ne,
+                                  t.n_bytes, p.by_rule});
         report.output_tensor_bytes += t.n_bytes;
         tensors.push_back(std::move(t));
     }

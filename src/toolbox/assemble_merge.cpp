@@ -1,0 +1,155 @@
+// A merged tensor as a writer source (assemble_merge.hpp).
+#include "assemble_merge.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <new>
+#include <string>
+#include <utility>
+
+#include "minfer/quant/dequantize.hpp"
+#include "minfer/quant/errors.hpp"
+#include "minfer/quant/quantize.hpp"
+#include "minfer/quant/validate.hpp"
+
+namespace minfer::toolbox::detail {
+namespace {
+
+constexpr std::uint64_t batch_values = std::uint64_t{1} << 20;
+
+class merging {
+public:
+    merging(merge_job job, merge_math::merger m) : job_(std::move(job)), merger_(std::move(m)) {
+        n_per_row_ = static_cast<std::uint64_t>(job_.ne[0]);
+        n_rows_ = static_cast<std::uint64_t>(job_.ne[1]) * static_cast<std::uint64_t>(job_.ne[2]) *
+                  static_cast<std::uint64_t>(job_.ne[3]);
+        row_bytes_ = quant::bytes_for(job_.to, n_per_row_);
+        batch_rows_ = std::max<std::uint64_t>(1, batch_values / std::max<std::uint64_t>(1, n_per_row_));
+    }
+
+    gguf::result<void> fill(std::uint64_t offset, std::span<std::byte> out) {
+        if (!statistics_done_) {
+            if (auto r = statistics(); !r) return r;
+            statistics_done_ = true;
+        }
+        while (!out.empty()) {
+            if (offset < begin_ || offset >= end_) {
+                if (row_bytes_ == 0 || offset % row_bytes_ != 0) return order_error(offset);
+                if (auto r = produce(offset / row_bytes_); !r) return r;
+            }
+            const std::uint64_t n = std::min<std::uint64_t>(out.size(), end_ - offset);
+            std::memcpy(out.data(), bytes_.data() + (offset - begin_), static_cast<std::size_t>(n));
+            out = out.subspan(static_cast<std::size_t>(n));
+            offset += n;
+        }
+        return {};
+    }
+
+private:
+    // Rows [row, row + k) of every source the pass reads, as f32.
+    gguf::result<void> load(std::uint64_t row, std::uint64_t k) {
+        const std::size_t n = job_.models.size();
+        inputs_.resize(n);
+        spans_.assign(n, std::span<const float>());
+        for (std::size_t i = 0; i < n; ++i) {
+            if (!merger_.reads(i)) continue;
+            inputs_[i].resize(static_cast<std::size_t>(k * n_per_row_));
+            const gguf::tensor_ref& t = *job_.tensors[i];
+            if (auto r = quant::dequantize_range(t.info->type, job_.models[i]->tensor_data(t), row * n_per_row_, inputs_[i],
+                                                 job_.threads);
+                !r) {
+                gguf::error e = std::move(r).error();
+                if (e.subject.empty()) e.subject = t.info->name;
+                return gguf::unexpected(std::move(e));
+            }
+            spans_[i] = inputs_[i];
+        }
+        return {};
+    }
+
+    gguf::result<void> statistics() {
+        while (merger_.needs_statistics()) {
+            for (std::uint64_t row = 0; row < n_rows_; row += batch_rows_) {
+                const std::uint64_t k = std::min(batch_rows_, n_rows_ - row);
+                if (auto r = load(row, k); !r) return r;
+                if (auto r = merger_.observe(spans_); !r) return r;
+            }
+        }
+        return {};
+    }
+
+    gguf::result<void> produce(std::uint64_t row) {
+        if (row >= n_rows_) return order_error(row * row_bytes_);
+        const std::uint64_t k = std::min(batch_rows_, n_rows_ - row);
+        if (auto r = load(row, k); !r) return r;
+        merged_.resize(static_cast<std::size_t>(k * n_per_row_));
+        if (auto r = merger_.merge(spans_, merged_); !r) return r;
+        bytes_.resize(static_cast<std::size_t>(k * row_bytes_));
+        if (job_.to == gguf::tensor_type::f32) {
+            std::memcpy(bytes_.data(), merged_.data(), bytes_.size());
+        } else {
+            auto q = quant::quantize_rows_parallel(job_.to, merged_, static_cast<std::int64_t>(n_per_row_), {}, bytes_, job_.threads);
+            if (!q) {
+                gguf::error e = std::move(q).error();
+                if (e.subject.empty()) e.subject = job_.name;
+                return gguf::unexpected(std::move(e));
+            }
+        }
+        if (auto bad = quant::validate_bytes(job_.to, bytes_)) {
+            gguf::error e;
+            e.code = quant::codes::quantize_failed;
+            e.subject = job_.name;
+            e.index = static_cast<std::int64_t>(row);
+            e.detail = "the merged values are beyond what the type holds (an infinite or NaN scale or value)";
+            return gguf::unexpected(std::move(e));
+        }
+        begin_ = row * row_bytes_;
+        end_ = begin_ + k * row_bytes_;
+        return {};
+    }
+
+    gguf::result<void> order_error(std::uint64_t offset) const {
+        gguf::error e;
+        e.code = gguf::errc::index_out_of_range;
+        e.subject = job_.name;
+        e.found = offset;
+        e.detail = "a merged tensor's bytes were asked for out of order";
+        return gguf::unexpected(std::move(e));
+    }
+
+    merge_job job_;
+    merge_math::merger merger_;
+    bool statistics_done_ = false;
+    std::uint64_t n_per_row_ = 0, n_rows_ = 0, row_bytes_ = 0, batch_rows_ = 1;
+    std::vector<std::vector<float>> inputs_;
+    std::vector<std::span<const float>> spans_;
+    std::vector<float> merged_;
+    std::vector<std::byte> bytes_;
+    std::uint64_t begin_ = 0, end_ = 0;
+};
+
+}  // namespace
+
+gguf::result<gguf::tensor_source> merged_source(merge_job job) noexcept {
+    try {
+        job.merge.name = job.name;
+        auto m = merge_math::merger::create(job.merge);
+        if (!m) return gguf::unexpected(std::move(m).error());
+        std::uint64_t values = 1;
+        for (std::int64_t n : job.ne) values *= static_cast<std::uint64_t>(n);
+        const std::uint64_t size = quant::bytes_for(job.to, values);
+        auto state = std::make_shared<merging>(std::move(job), std::move(*m));
+        return gguf::tensor_source::callback(size, [state](std::uint64_t offset, std::span<std::byte> out) noexcept -> gguf::result<void> {
+            try {
+                return state->fill(offset, out);
+            } catch (...) {
+                return gguf::unexpected(gguf::out_of_memory_error("merging a tensor"));
+            }
+        });
+    } catch (...) {
+        return gguf::unexpected(gguf::out_of_memory_error("preparing a merge"));
+    }
+}
+
+}  // namespace minfer::toolbox::detail
