@@ -9,6 +9,7 @@
 //
 // The delays are fractions of an uninterrupted run's duration, so each command is interrupted early,
 // in the middle and late on any machine; the verdict never depends on when the kill landed.
+#include <fstream>
 #include <gtest/gtest.h>
 #include <signal.h>
 
@@ -311,6 +312,23 @@ TEST(KilledMidWrite, PruneSplit) {
                              part_paths(out / "pruned", 3),
                              {quantize_model().path}},
                             out.path());
+}
+
+// assemble: a passthrough stack of the quantize input's blocks (kernel-copied) and a linear merge of
+// it with itself (dequantized, merged, quantized back: a streaming source).
+TEST(KilledMidWrite, Assemble) {
+    ASSERT_EQ(quantize_model().error, "");
+    temp_dir out("kill_assemble");
+    const std::string m = quantize_model().path.string();
+    for (const std::string& yaml :
+         {"merge_method: passthrough\nslices:\n  - sources:\n      - model: " + m + "\n        layer_range: [0, 6]\n",
+          "merge_method: linear\nmodels:\n  - model: " + m + "\n    parameters:\n      weight: 1\n"}) {
+        const fs::path cfg = out / "config.yaml";
+        std::ofstream(cfg) << yaml;
+        const fs::path o = out / "assembled.gguf";
+        kill_at_various_moments({{"assemble", cfg.string(), "-o", o.string(), "--quiet"}, {o}, {quantize_model().path, cfg}},
+                                out.path());
+    }
 }
 
 TEST(KilledMidWrite, QuantizeKeepSplit) {

@@ -171,6 +171,40 @@ TEST(OutOfSpace, PruneToAFullDiskWritesNothing) {
     EXPECT_EQ(checksum(in), sum) << "the input changed";
 }
 
+TEST(OutOfSpace, AssembleToAFullDiskWritesNothing) {
+    MINFER_REQUIRE_TMPFS(t);
+    // One block of 8 finite f32 tensors (768 KiB): a passthrough copies them, a linear merge
+    // dequantizes, merges and writes them back through its streaming source.
+    const fs::path in = t.disk() / "in.gguf";
+    {
+        gguf::writer w;
+        w.set_string("general.architecture", "llama");
+        w.set_u32("llama.block_count", 1);
+        const std::array<std::int64_t, 1> ne{tensor_floats};
+        std::vector<float> v(static_cast<std::size_t>(tensor_floats));
+        for (int i = 0; i < n_tensors; ++i) {
+            for (std::size_t k = 0; k < v.size(); ++k) v[k] = static_cast<float>((k * 7 + static_cast<std::size_t>(i)) % 101) / 50.0f - 1.0f;
+            w.add_tensor("blk.0.t" + std::to_string(i) + ".weight", gguf::tensor_type::f32, ne, std::as_bytes(std::span<const float>(v)));
+        }
+        auto r = w.write(in);
+        ASSERT_TRUE(r.has_value()) << r.error().message();
+    }
+    const std::uint64_t sum = checksum(in);
+    std::ofstream(t.path() / "keep.txt") << "was here\n";
+    const auto before = list_dir(t.path());
+    for (const std::string& yaml : {"merge_method: passthrough\nslices:\n  - sources:\n      - model: " + in.string() +
+                                        "\n        layer_range: [0, 1]\n",
+                                    "merge_method: linear\nmodels:\n  - model: " + in.string() + "\n    parameters:\n      weight: 1\n"}) {
+        const fs::path cfg = t.disk() / "config.yaml";
+        std::ofstream(cfg) << yaml;
+        const run_result r = run({"assemble", cfg.string(), "-o", (t.path() / "out.gguf").string(), "--quiet"});
+        EXPECT_EQ(r.rc, 3) << yaml << r.err;
+        expect_says_disk_full(r.err);
+        EXPECT_EQ(list_dir(t.path()), before) << "left behind: " << joined(list_dir(t.path()));
+    }
+    EXPECT_EQ(checksum(in), sum) << "the input changed";
+}
+
 TEST(OutOfSpace, MergeToAFullDisk) {
     MINFER_REQUIRE_TMPFS(t);
     const fs::path prefix = t.disk() / "in";
