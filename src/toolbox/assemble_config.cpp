@@ -479,8 +479,8 @@ private:
 
     std::optional<config_dtype> dtype(const node& n, std::string_view path) const {
         if (is_null(n)) return std::nullopt;
-        std::string_view s = text(n, path, "a dtype (bfloat16, float16 or float32)");
-        const std::string whole(s);
+        const std::string whole = text(n, path, "a dtype (bfloat16, float16 or float32)");
+        std::string_view s = whole;
         if (s.starts_with("torch.")) s.remove_prefix(6);  // common.py dtype_from_name
         if (s == "float32") return config_dtype::float32;
         if (s == "float16") return config_dtype::float16;
