@@ -794,8 +794,10 @@ private:
                 if (needs_base && base == nullptr)
                     fail(codes::bad_config, s.offset, join_path(p, "base_model"),
                          m + " needs a base model: base_model at the top, or in each slice");
-                if (needs_base && std::none_of(inputs.begin(), inputs.end(),
-                                               [&](const input_ref& r) { return r.model->text == base->text; }))
+                // GTATask reads tensors[base_model]; SlerpTask passes one tensor through, base or not
+                const bool base_needed_here = needs_base && (c.method != merge_method::slerp || inputs.size() > 1);
+                if (base_needed_here && std::none_of(inputs.begin(), inputs.end(),
+                                                     [&](const input_ref& r) { return r.model->text == base->text; }))
                     fail(codes::bad_config, s.offset, join_path(p, "sources"),
                          m + " merges into the base model, which must be one of the slice's sources (" + shown(base->text) +
                              " is not)");

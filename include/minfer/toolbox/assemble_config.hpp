@@ -240,8 +240,8 @@ const method_parameter* find_method_parameter(merge_method m, std::string_view n
 //     error);
 //   - slerp, task_arithmetic, ties need a base model (the config's or, for slices, each slice's); for
 //     slices, each slice's sources must include it (get_task_vectors reads tensors[base_model];
-//     SlerpTask: "Base model not in input tensors"); models: adds it when absent (plan.py
-//     normalize_config);
+//     SlerpTask: "Base model not in input tensors", except for a slice of one source, which it passes
+//     through); models: adds it when absent (plan.py normalize_config);
 //   - slerp merges two inputs (or passes one through): at most 2 per slice, base included;
 //   - passthrough takes one input per slice (PassthroughMergeTask: "exactly one tensor"): slices of
 //     one source each, or `models:` of one model (with the base model, if given, being that model);
