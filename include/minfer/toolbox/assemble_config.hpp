@@ -33,7 +33,8 @@
 // does not implement, and any key mergekit does not have (pydantic ignores unknown keys; minfer never
 // ignores a key); the detail lists what is supported. Every error: file = the config's path (when
 // given), offset = the byte where the offending node starts in the text (yaml-cpp's Mark), subject =
-// its key path (`slices[0].sources[1].layer_range`), detail = what was expected and what was found.
+// its key path (`slices[0].sources[1].layer_range`; empty for what is refused before the text is
+// parsed: a character, the flow nesting), detail = what was expected and what was found.
 // A text over max_config_bytes is input_too_large (expected = the cap, found = its size), as
 // read_capped reports a file over it.
 #include <array>
