@@ -115,7 +115,6 @@ private:
     // where each top-level key was (for the cross checks' errors)
     std::uint64_t root_offset_ = 0;
     std::optional<std::uint64_t> parameters_offset_;
-    std::uint64_t method_offset_ = 0;
 
     const node& at(std::uint32_t i) const { return doc_.at(i); }
 
@@ -458,7 +457,6 @@ private:
             fail(codes::bad_config, root.offset, "merge_method",
                  "expected merge_method (one of " + std::string(supported_methods) + ")");
         c.method = merge_method_of(*method);
-        method_offset_ = method->offset;
         if (tokenizer_source != nullptr && tokenizer != nullptr)
             bad(*tokenizer, "tokenizer",
                 "tokenizer and tokenizer_source are both given; mergekit refuses it (config.py validate_tokenizer): "
@@ -638,7 +636,7 @@ private:
         if (a >= b)
             bad(*range, rp, "expected [first, end) with first < end, found [" + num(a) + ", " + num(b) + "]");
         if (b > max_config_layer)
-            bad(*range, rp, "expected layers below " + num(max_config_layer) + " (the most read), found [" + num(a) + ", " + num(b) + "]");
+            bad(*range, rp, "expected an end of at most " + num(max_config_layer) + " (the most read), found [" + num(a) + ", " + num(b) + "]");
         s.first = static_cast<std::uint32_t>(a);
         s.end = static_cast<std::uint32_t>(b);
         return s;
