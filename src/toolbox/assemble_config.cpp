@@ -115,7 +115,6 @@ private:
     // where each top-level key was (for the cross checks' errors)
     std::uint64_t root_offset_ = 0;
     std::optional<std::uint64_t> parameters_offset_;
-    std::uint64_t method_offset_ = 0;
 
     const node& at(std::uint32_t i) const { return doc_.at(i); }
 
@@ -458,7 +457,6 @@ private:
             fail(codes::bad_config, root.offset, "merge_method",
                  "expected merge_method (one of " + std::string(supported_methods) + ")");
         c.method = merge_method_of(*method);
-        method_offset_ = method->offset;
         if (tokenizer_source != nullptr && tokenizer != nullptr)
             bad(*tokenizer, "tokenizer",
                 "tokenizer and tokenizer_source are both given; mergekit refuses it (config.py validate_tokenizer): "
@@ -479,8 +477,8 @@ private:
 
     std::optional<config_dtype> dtype(const node& n, std::string_view path) const {
         if (is_null(n)) return std::nullopt;
-        std::string_view s = text(n, path, "a dtype (bfloat16, float16 or float32)");
-        const std::string whole(s);
+        const std::string whole = text(n, path, "a dtype (bfloat16, float16 or float32)");
+        std::string_view s = whole;
         if (s.starts_with("torch.")) s.remove_prefix(6);  // common.py dtype_from_name
         if (s == "float32") return config_dtype::float32;
         if (s == "float16") return config_dtype::float16;
@@ -638,7 +636,7 @@ private:
         if (a >= b)
             bad(*range, rp, "expected [first, end) with first < end, found [" + num(a) + ", " + num(b) + "]");
         if (b > max_config_layer)
-            bad(*range, rp, "expected layers below " + num(max_config_layer) + " (the most read), found [" + num(a) + ", " + num(b) + "]");
+            bad(*range, rp, "expected an end of at most " + num(max_config_layer) + " (the most read), found [" + num(a) + ", " + num(b) + "]");
         s.first = static_cast<std::uint32_t>(a);
         s.end = static_cast<std::uint32_t>(b);
         return s;
@@ -794,8 +792,10 @@ private:
                 if (needs_base && base == nullptr)
                     fail(codes::bad_config, s.offset, join_path(p, "base_model"),
                          m + " needs a base model: base_model at the top, or in each slice");
-                if (needs_base && std::none_of(inputs.begin(), inputs.end(),
-                                               [&](const input_ref& r) { return r.model->text == base->text; }))
+                // GTATask reads tensors[base_model]; SlerpTask passes one tensor through, base or not
+                const bool base_needed_here = needs_base && (c.method != merge_method::slerp || inputs.size() > 1);
+                if (base_needed_here && std::none_of(inputs.begin(), inputs.end(),
+                                                     [&](const input_ref& r) { return r.model->text == base->text; }))
                     fail(codes::bad_config, s.offset, join_path(p, "sources"),
                          m + " merges into the base model, which must be one of the slice's sources (" + shown(base->text) +
                              " is not)");

@@ -7,6 +7,7 @@
 #include <yaml-cpp/mark.h>
 #include <yaml-cpp/parser.h>
 
+#include <algorithm>
 #include <sstream>
 #include <string>
 #include <unordered_set>
@@ -185,7 +186,7 @@ private:
                 ++i_;
                 continue;
             }
-            if (c == '#' && (i_ == 0 || t_[i_ - 1] == ' ' || t_[i_ - 1] == '\t')) {
+            if (c == '#' && (i_ == 0 || t_[i_ - 1] == ' ' || t_[i_ - 1] == '\t' || t_[i_ - 1] == '\n')) {
                 skip_to_eol();
                 break;
             }
@@ -258,7 +259,8 @@ private:
 class builder final : public YAML::EventHandler {
 public:
     // bom: the bytes of a UTF-8 byte order mark at the start, which yaml-cpp's marks do not count.
-    builder(document& doc, std::uint64_t bom) : doc_(doc), bom_(bom) {}
+    // size: the text's, the most an offset can be (yaml-cpp's marks can point past the end).
+    builder(document& doc, std::uint64_t bom, std::uint64_t size) : doc_(doc), bom_(bom), size_(size) {}
 
     bool started() const { return documents_ > 0; }
     std::string path() const {
@@ -325,11 +327,14 @@ private:
 
     document& doc_;
     std::uint64_t bom_;
+    std::uint64_t size_;
     std::vector<frame> stack_;
     int documents_ = 0;
 
 public:
-    std::uint64_t offset(const YAML::Mark& m) const { return (m.pos < 0 ? 0 : static_cast<std::uint64_t>(m.pos)) + bom_; }
+    std::uint64_t offset(const YAML::Mark& m) const {
+        return std::min(size_, (m.pos < 0 ? 0 : static_cast<std::uint64_t>(m.pos)) + bom_);
+    }
 
 private:
 
@@ -557,7 +562,7 @@ plain_kind resolve(std::string_view s) noexcept {
 
 bool parse(std::string_view text, document& out, failure& why) {
     out = document{};
-    builder b(out, text.starts_with("\xEF\xBB\xBF") ? 3 : 0);
+    builder b(out, text.starts_with("\xEF\xBB\xBF") ? 3 : 0, text.size());
     try {
         if (text.size() > max_config_bytes) {
             why.code = gguf::errc::input_too_large;

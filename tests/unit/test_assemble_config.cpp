@@ -623,6 +623,18 @@ TEST(AssembleConfigAccepted, EmptyListsCountAsAbsentAndNullsAsUnset) {
     EXPECT_FALSE(c.dtype);
 }
 
+TEST(AssembleConfigAccepted, SlerpPassesASliceOfOneSourceThrough) {
+    // SlerpTask.execute returns the one tensor of a slice of one source, whatever the base model
+    const tb::assemble_config c = parse_ok(R"(merge_method: slerp
+base_model: a
+slices:
+  - sources: [{model: a, layer_range: [0, 16]}, {model: b, layer_range: [0, 16]}]
+  - sources: [{model: b, layer_range: [16, 32]}]
+parameters: {t: 0.5}
+)");
+    EXPECT_EQ(c.slices.size(), 2u);
+}
+
 TEST(AssembleConfigAccepted, SliceBaseModels) {
     const tb::assemble_config c = parse_ok(R"(merge_method: ties
 slices:
@@ -804,7 +816,12 @@ std::vector<refusal_case> refusal_cases() {
         {"slerp of three", "merge_method: slerp\nbase_model: c\nmodels: [{model: a}, {model: b}]\nparameters: {t: 0.5}\n", bad_config,
          "models", "", "between two models"},
         {"a base outside the slice",
-         "merge_method: slerp\nbase_model: c\nslices: [{sources: [{model: a, layer_range: [0, 1]}]}]\nparameters: {t: 0.5}\n",
+         "merge_method: slerp\nbase_model: c\nslices: [{sources: [{model: a, layer_range: [0, 1]}, {model: b, layer_range: [0, 1]}]}]\n"
+         "parameters: {t: 0.5}\n",
+         bad_config, "slices[0].sources", "{sources", "must be one of the slice's sources"},
+        {"a base outside a slice of one source",
+         "merge_method: task_arithmetic\nbase_model: c\nslices: [{sources: [{model: a, layer_range: [0, 1]}]}]\n"
+         "parameters: {weight: 1}\n",
          bad_config, "slices[0].sources", "{sources", "must be one of the slice's sources"},
         {"ties without base_model", "merge_method: ties\n" + ok_models, bad_config, "base_model", "", "ties needs base_model"},
         {"a slice without a base model", "merge_method: task_arithmetic\nslices: [{sources: [{model: a, layer_range: [0, 1]}]}]\n",
@@ -877,6 +894,16 @@ TEST(AssembleConfigRefusals, EachNamesCodeSubjectAndByte) {
         }
         EXPECT_NE(m.find(e.detail), std::string::npos) << m;
         EXPECT_EQ(tb::exit_code_for(e.code), 2);
+    }
+}
+
+TEST(AssembleConfigRefusals, OffsetsStayInsideTheText) {
+    // yaml-cpp marks an escape cut by the end one byte past it (found by fuzz_assemble_config)
+    for (std::string_view text : {std::string_view("\"\\"), std::string_view(" \"\\\n\\")}) {
+        auto r = tb::parse_assemble_config(text);
+        ASSERT_FALSE(r);
+        EXPECT_EQ(r.error().code, bad_config);
+        EXPECT_EQ(r.error().offset, text.size()) << r.error().message();
     }
 }
 

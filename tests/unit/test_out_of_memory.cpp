@@ -3,6 +3,7 @@
 // bad_alloc), never a crash. alloc_fail.hpp's operator new fails the k-th allocation made inside
 // the call under test, for k = 0, 1, 2, … until a call makes no failed allocation; each outcome
 // must be success or out_of_memory.
+#include <cmath>
 #include <cstring>
 #include <new>
 #include <string>
@@ -29,6 +30,7 @@
 #include "minfer/quant/importance.hpp"
 #include "minfer/quant/quantize.hpp"
 #include "minfer/quant/type_plan.hpp"
+#include "minfer/toolbox/assemble_config.hpp"
 #include "minfer/toolbox/quantize.hpp"
 #include "minfer/toolbox/split_write.hpp"
 #include "minfer/toolbox/verify.hpp"
@@ -364,6 +366,49 @@ TEST(OutOfMemory, Toolbox) {
         } catch (const std::bad_alloc&) {
             return errc::out_of_memory;
         }
+    });
+}
+
+// The assembly config reader (yaml-cpp's parser, the tree, the checks, the regexes) and the lookups
+// the assembler makes per tensor.
+TEST(OutOfMemory, AssembleConfig) {
+    const std::string config = R"(merge_method: ties
+base_model: {model: {path: "base+x.gguf"}}
+slices:
+  - sources:
+      - {model: {model: {path: "base+x.gguf"}}, layer_range: [0, 4]}
+      - model: hf://org/repo/a-model-with-a-long-name-00001-of-00002.gguf
+        layer_range: [4, 8]
+        parameters:
+          weight: [{filter: self_attn, value: [0, 0.5, 1]}, {value: 0.3}]
+          density: "0.5"
+    parameters: {normalize: yes, lambda: 1.5e0}
+parameters: {int8_mask: off}
+dtype: torch.bfloat16
+tokenizer: {source: base}
+tensors:
+  - {name: "blk\\.(1[0-9])\\.ffn_.*", model: "https://example.com/a-model-with-a-long-name.gguf"}
+)";
+    under_pressure("toolbox::parse_assemble_config", [&] { return code_of(minfer::toolbox::parse_assemble_config(config, "c.yml")); });
+    const std::string refused = config + "unknown_key_of_a_long_name: 1\n";
+    under_pressure("toolbox::parse_assemble_config (refused)",
+                   [&] { return code_of(minfer::toolbox::parse_assemble_config(refused, "c.yml")); },
+                   minfer::toolbox::codes::unsupported_config);
+    under_pressure("toolbox::parse_assemble_config (not YAML)",
+                   [&] { return code_of(minfer::toolbox::parse_assemble_config("merge_method: [a long enough name\n", "c.yml")); },
+                   minfer::toolbox::codes::bad_config);
+    auto c = minfer::toolbox::parse_assemble_config(config, "c.yml");
+    ASSERT_TRUE(c);
+    under_pressure("toolbox::parameter_value", [&] {
+        const minfer::toolbox::tensor_site site{"blk.1.attn_q.weight", "blk.5.attn_q.weight", "llama", 0, 1, 4};
+        // self_attn (mergekit's name of blk.5.attn_q): [0, 0.5, 1] at t = 1/3 is (2/3)·0.5
+        const auto v = minfer::toolbox::parameter_value(*c, "weight", site, 1);
+        return v && std::abs(*v - 1.0 / 3) < 1e-12 ? errc::ok : errc::bad_value_text;
+    });
+    under_pressure("toolbox::find_tensor_rule", [&] {
+        auto r = minfer::toolbox::find_tensor_rule(*c, "blk.12.ffn_up.weight");
+        if (!r) return r.error().code;
+        return *r == &c->tensors[0] ? errc::ok : errc::bad_value_text;
     });
 }
 

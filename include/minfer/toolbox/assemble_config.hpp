@@ -33,7 +33,8 @@
 // does not implement, and any key mergekit does not have (pydantic ignores unknown keys; minfer never
 // ignores a key); the detail lists what is supported. Every error: file = the config's path (when
 // given), offset = the byte where the offending node starts in the text (yaml-cpp's Mark), subject =
-// its key path (`slices[0].sources[1].layer_range`), detail = what was expected and what was found.
+// its key path (`slices[0].sources[1].layer_range`; empty for what is refused before the text is
+// parsed: a character, the flow nesting), detail = what was expected and what was found.
 // A text over max_config_bytes is input_too_large (expected = the cap, found = its size), as
 // read_capped reports a file over it.
 #include <array>
@@ -240,8 +241,8 @@ const method_parameter* find_method_parameter(merge_method m, std::string_view n
 //     error);
 //   - slerp, task_arithmetic, ties need a base model (the config's or, for slices, each slice's); for
 //     slices, each slice's sources must include it (get_task_vectors reads tensors[base_model];
-//     SlerpTask: "Base model not in input tensors"); models: adds it when absent (plan.py
-//     normalize_config);
+//     SlerpTask: "Base model not in input tensors", except for a slice of one source, which it passes
+//     through); models: adds it when absent (plan.py normalize_config);
 //   - slerp merges two inputs (or passes one through): at most 2 per slice, base included;
 //   - passthrough takes one input per slice (PassthroughMergeTask: "exactly one tensor"): slices of
 //     one source each, or `models:` of one model (with the base model, if given, being that model);
