@@ -5,6 +5,8 @@
 #   layers   the 4-layer f16 llama model (586 MiB), --layers 1-2 removed (kernel-copied ranges)
 #   experts  a 4-layer f16 MoE of 8 experts (bench-L4-E8), --experts 0-3 removed (each expert tensor
 #            gathered from the kept experts' ranges through the writer's buffer)
+#   passthrough  `minfer assemble` of a mergekit passthrough config stacking layers [0, 2) and [2, 4)
+#            of the 4-layer model (the same model, every tensor a kernel-copied range)
 #
 #   scripts/bench-prune.sh
 #   ROUNDS=5 DIR=/var/tmp/minfer-bench scripts/bench-prune.sh
@@ -33,17 +35,20 @@ trap 'rm -rf "$res"' EXIT
 
 best() { sort -n | head -1; }
 printf '| case | input MiB | output MiB | prune s | cp s | cp + sync s | ratio to cp | ratio to cp + sync | prune peak RSS MiB |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n'
-for case in layers experts; do
+cfg="$res/stack.yaml"
+printf 'merge_method: passthrough\nslices:\n  - sources:\n      - model: %s\n        layer_range: [0, 2]\n  - sources:\n      - model: %s\n        layer_range: [2, 4]\n' "$dense" "$dense" >"$cfg"
+for case in layers experts passthrough; do
   case $case in
-    layers) in=$dense; args=(--layers 1-2) ;;
-    experts) in=$moe; args=(--experts 0-3) ;;
+    layers) in=$dense; cmd=(prune "$dense" --layers 1-2) ;;
+    experts) in=$moe; cmd=(prune "$moe" --experts 0-3) ;;
+    passthrough) in=$dense; cmd=(assemble "$cfg") ;;
   esac
   out="$res/out.gguf"; copy="$res/copy.gguf"
   cat "$in" >/dev/null
   : >"$res/prune"; : >"$res/cp"; : >"$res/cps"; : >"$res/rss"
   for ((r = 0; r < rounds; r++)); do
     rm -f "$out"
-    /usr/bin/time -f "%e %M" -o "$res/t" "$bin/cli/minfer" prune "$in" -o "$out" "${args[@]}" --quiet
+    /usr/bin/time -f "%e %M" -o "$res/t" "$bin/cli/minfer" "${cmd[@]}" -o "$out" --quiet
     read -r s kib <"$res/t"; echo "$s" >>"$res/prune"; echo "$kib" >>"$res/rss"
     rm -f "$copy"
     /usr/bin/time -f "%e" -o "$res/t" cp "$out" "$copy"

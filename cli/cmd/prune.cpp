@@ -34,6 +34,7 @@ struct prune_cli_options {
     std::string output;
     std::string layers, experts, tensors;
     bool mtp = false;
+    bool only_mtp = false;
     bool no_provenance = false;
     std::string split_max_size, split_max_tensors;
     bool dry_run = false;
@@ -165,6 +166,7 @@ int run(out_buffer& out) {
     rq.output = opt.output;
     if (opt.output.empty()) return usage_error("the output file name is empty (-o OUT)");
     rq.mtp = opt.mtp;
+    rq.only_mtp = opt.only_mtp;
     rq.provenance = !opt.no_provenance;
     rq.dry_run = opt.dry_run;
     rq.overwrite = opt.force;
@@ -225,6 +227,7 @@ void prune_add_options(CLI::App& sub) {
     sub.add_option("--layers", opt.layers, "Blocks to remove, e.g. 3 or 5-7 or 0,2,30-31; the rest are renumbered in order");
     sub.add_option("--experts", opt.experts, "Experts to remove from every MoE block, e.g. 7 or 0,3,60-63");
     sub.add_flag("--mtp", opt.mtp, "Remove the MTP (next-token prediction) layers and their keys: a trunk-only file");
+    sub.add_flag("--only-mtp", opt.only_mtp, "Keep only the MTP layers (renumbered from 0) and the tensors outside the blocks");
     sub.add_option("--tensors", opt.tensors, "Remove the tensors this regex (ECMAScript) finds in their names");
     sub.add_flag("--no-provenance", opt.no_provenance,
                  "Write no general.base_model.* / minfer.recipe keys (a layer prune is then llama-quantize --prune-layers' file)");

@@ -132,6 +132,7 @@ def prune(
     layers: Optional[_Text],
     experts: Optional[_Text],
     mtp: bool,
+    only_mtp: bool,
     tensors: Optional[_Text],
     provenance: bool,
     split_max_bytes: Optional[int],

@@ -924,6 +924,7 @@ def prune(input: PathLike, output: PathLike, *,
           layers: Union[str, int, Iterable[int], None] = None,
           experts: Union[str, int, Iterable[int], None] = None,
           mtp: bool = False,
+          only_mtp: bool = False,
           tensors: Optional[str] = None,
           provenance: bool = True,
           split_max_size: Union[int, str, None] = None,
@@ -937,7 +938,7 @@ def prune(input: PathLike, output: PathLike, *,
     dense and MTP counts), provenance recorded unless ``provenance=False``.
 
     ``layers`` / ``experts``: ``"0,2,5-7"``, an int, or ints. ``mtp``: remove the MTP layers and
-    their key. ``tensors``: an ECMAScript regex; the tensors it finds in their names are removed.
+    their key; ``only_mtp``: keep only them (renumbered from 0). ``tensors``: an ECMAScript regex; the tensors it finds in their names are removed.
     ``split_max_size`` / ``split_max_tensors``: write a split set. ``dry_run``: plan and size
     everything, write nothing. ``progress(done, total)`` as :func:`quantize`'s.
 
@@ -952,7 +953,7 @@ def prune(input: PathLike, output: PathLike, *,
         raise TypeError(f"progress must be a callable progress(done, total) or None, not {builtins.type(progress).__name__}")
     r = _toolbox.prune(
         _path(input, "input"), _path(output, "output"), _index_list(layers, "layers"), _index_list(experts, "experts"),
-        _bool(mtp, "mtp"), None if tensors is None else _text(tensors, "tensors"), _bool(provenance, "provenance"),
+        _bool(mtp, "mtp"), _bool(only_mtp, "only_mtp"), None if tensors is None else _text(tensors, "tensors"), _bool(provenance, "provenance"),
         max_bytes, max_tensors, _bool(dry_run, "dry_run"), _bool(overwrite, "overwrite"), progress)
     return PruneResult(**r)
 

@@ -74,7 +74,7 @@ py::dict report_dict(const ::minfer::toolbox::prune_report& rep) {
 }
 
 py::dict prune(const std::string& input, const std::string& output, const std::optional<std::string>& layers,
-               const std::optional<std::string>& experts, bool mtp, const std::optional<std::string>& tensors,
+               const std::optional<std::string>& experts, bool mtp, bool only_mtp, const std::optional<std::string>& tensors,
                bool provenance, std::optional<std::uint64_t> split_max_bytes, std::optional<std::uint64_t> split_max_tensors,
                bool dry_run, bool overwrite, const py::object& progress) {
     ::minfer::toolbox::prune_request rq;
@@ -83,6 +83,7 @@ py::dict prune(const std::string& input, const std::string& output, const std::o
     rq.layers_text = layers;
     rq.experts_text = experts;
     rq.mtp = mtp;
+    rq.only_mtp = only_mtp;
     rq.tensors = tensors;
     rq.provenance = provenance;
     rq.split_max_bytes = split_max_bytes;
@@ -129,7 +130,7 @@ py::dict prune(const std::string& input, const std::string& output, const std::o
 }  // namespace
 
 void register_prune(py::module_& m) {
-    m.def("prune", &prune, py::arg("input"), py::arg("output"), py::arg("layers"), py::arg("experts"), py::arg("mtp"),
+    m.def("prune", &prune, py::arg("input"), py::arg("output"), py::arg("layers"), py::arg("experts"), py::arg("mtp"), py::arg("only_mtp"),
           py::arg("tensors"), py::arg("provenance"), py::arg("split_max_bytes"), py::arg("split_max_tensors"),
           py::arg("dry_run"), py::arg("overwrite"), py::arg("progress"),
           "Remove layers, experts, MTP layers or tensors from a model (minfer prune). Returns the report as a dict.");

@@ -334,7 +334,9 @@ void put_metadata(gguf::writer& w, const pruner& p) {
 }
 
 gguf::result<prune_report> run(const prune_request& rq, const prune_events& events) {
-    if (rq.layers.empty() && rq.experts.empty() && !rq.layers_text && !rq.experts_text && !rq.mtp && !rq.tensors)
+    if (rq.mtp && rq.only_mtp)
+        return unexpected(make_error(codes::bad_selection, "mtp", "mtp removes the MTP layers and only_mtp keeps only them: give one"));
+    if (rq.layers.empty() && rq.experts.empty() && !rq.layers_text && !rq.experts_text && !rq.mtp && !rq.only_mtp && !rq.tensors)
         return unexpected(make_error(codes::bad_selection, "layers", "nothing to remove: give layers, experts, mtp or tensors"));
     std::optional<std::regex> pattern;
     if (rq.tensors) {
@@ -407,6 +409,18 @@ gguf::result<prune_report> run(const prune_request& rq, const prune_events& even
         p.meta.erased.insert(std::string(e->key));
         p.meta.shown.push_back({std::string(e->key), value_text(*e), ""});
     }
+    if (rq.only_mtp) {
+        auto nextn = p.integer_key(p.key("nextn_predict_layers"), 0);
+        if (!nextn) return unexpected(std::move(nextn).error());
+        if (*nextn == 0)
+            return unexpected(make_error(codes::bad_selection, "mtp", "the model has no MTP layers (" + p.key("nextn_predict_layers") +
+                                                                          " is absent or 0)"));
+        if (*nextn >= p.blocks)
+            return unexpected(make_error(codes::key_not_adjustable, p.key("nextn_predict_layers"),
+                                         "every layer is already an MTP layer"));
+        // the trunk's blocks go; the MTP blocks become blocks 0..N-1, and the key still counts them all
+        for (std::uint32_t b = 0; b < p.blocks - static_cast<std::uint32_t>(*nextn); ++b) p.drop_block[b] = true;
+    }
     if (auto r = p.plan_layers(); !r) return unexpected(std::move(r).error());
     if (auto r = p.plan_experts(expert_list); !r) return unexpected(std::move(r).error());
     const std::uint32_t removed_blocks = static_cast<std::uint32_t>(std::count(p.drop_block.begin(), p.drop_block.end(), true));
@@ -470,6 +484,7 @@ gguf::result<prune_report> run(const prune_request& rq, const prune_events& even
     if (!named_layers.empty()) recipe += " --layers " + list_text(named_layers);
     if (!named_experts.empty()) recipe += " --experts " + list_text(named_experts);
     if (rq.mtp) recipe += " --mtp";
+    if (rq.only_mtp) recipe += " --only-mtp";
     if (rq.tensors) recipe += " --tensors " + *rq.tensors;
     p.plan_provenance(recipe);
 

@@ -619,6 +619,30 @@ TEST(StoriesLogits, MtpStripped) {
     auto mc = minfer::gguf::model::open(c);
     ASSERT_TRUE(mc.has_value());
     EXPECT_EQ(*mc->get_as<std::uint32_t>("llama.nextn_predict_layers"), 0u);
+
+    // --only-mtp: the opposite file, the MTP block alone as block 0 (the key still 1), its bytes the
+    // source's. (llama.cpp does not load it: with every layer an MTP layer it skips every layer's
+    // trunk tensors, "wrong number of tensors"; the file is for tools that run MTP heads.)
+    const fs::path only = dir / "only.gguf";
+    r = run({"prune", marked.string(), "-o", only.string(), "--only-mtp", "--quiet"});
+    ASSERT_EQ(r.rc, 0) << r.err;
+    auto mo = minfer::gguf::model::open(only);
+    auto mm = minfer::gguf::model::open(marked);
+    ASSERT_TRUE(mo.has_value() && mm.has_value());
+    EXPECT_EQ(*mo->get_as<std::uint32_t>("llama.block_count"), 1u);
+    EXPECT_EQ(*mo->get_as<std::uint32_t>("llama.nextn_predict_layers"), 1u);
+    EXPECT_EQ(mo->tensors().size(), 3u + 9u);
+    for (const minfer::gguf::tensor_ref& t : mo->tensors()) {
+        std::string n(t.info->name);
+        if (n.rfind("blk.0.", 0) == 0) n = "blk.4." + n.substr(6);
+        const auto* src = mm->find_tensor(n);
+        ASSERT_NE(src, nullptr) << n;
+        const auto x = mo->tensor_data(t), y = mm->tensor_data(*src);
+        ASSERT_EQ(x.size(), y.size()) << n;
+        EXPECT_EQ(std::memcmp(x.data(), y.data(), x.size()), 0) << n;
+    }
+    r = run({"prune", marked.string(), "-o", (dir / "x.gguf").string(), "--only-mtp", "--mtp"});
+    EXPECT_EQ(r.rc, 2) << r.err;
 }
 
 // --- assemble: mergekit configs on stories260K ----------------------------------------------------

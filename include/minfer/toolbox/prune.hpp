@@ -19,7 +19,8 @@
 //     {arch}.expert_count is the kept count, {arch}.expert_used_count lowered to it when it exceeds it
 //     (a warning); shared experts (*_shexp) are untouched. Grouped routing (expert_group_count > 1)
 //     is refused (the groups would no longer divide the experts).
-//   - mtp: the last {arch}.nextn_predict_layers blocks and that key go (a trunk-only file).
+//   - mtp: the last {arch}.nextn_predict_layers blocks and that key go (a trunk-only file); only_mtp:
+//     every other block goes (the MTP layers renumbered from 0, the key unchanged), the opposite file.
 //   - tensors: tensors whose name the ECMAScript regex finds are removed (a warning names those
 //     llama.cpp requires: token_embd, output_norm, a block's weights).
 // Provenance: general.base_model.* describes the input (its general.name, organization, version,
@@ -58,6 +59,9 @@ struct prune_request {
     /// model's block and expert counts and added to the above (the CLI's and Python's way).
     std::optional<std::string> layers_text, experts_text;
     bool mtp = false;                    ///< remove the MTP layers and their keys
+    /// keep only the MTP layers (renumbered from 0; {arch}.nextn_predict_layers still counts them),
+    /// with the tensors outside the blocks: the opposite file of `mtp`
+    bool only_mtp = false;
     std::optional<std::string> tensors;  ///< remove the tensors this ECMAScript regex finds in their names
     bool provenance = true;              ///< general.base_model.* and minfer.recipe
     std::optional<std::uint64_t> split_max_bytes;    ///< write a split set: each part file at most this
