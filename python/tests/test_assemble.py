@@ -151,3 +151,27 @@ def test_config_errors(tmp_path, cfg, code):
     assert e.value.code == code
     assert e.value.exit_code == 2
     assert not (tmp_path / "never.gguf").exists()
+
+
+def test_slerp_over_slices_with_a_gradient(tmp_path, models):
+    """mergekit's gradient-slerp shape: slices of two sources, t a gradient over the layers. t is 0 at
+    the slice's first layer and 1 at its last (position i / (n - 1)), and 0 for the tensors outside the
+    layers (mergekit's planner): so blk.0 and the embeddings are a's exactly, blk.1 b's exactly."""
+    (pa, va), (pb, vb) = models["a"], models["b"]
+    cfg = {"merge_method": "slerp", "base_model": str(pa),
+           "slices": [{"sources": [{"model": str(pa), "layer_range": [0, 2]}, {"model": str(pb), "layer_range": [0, 2]}]}],
+           "parameters": {"t": [0, 1]}}
+    r = minfer.assemble(cfg, tmp_path / "g.gguf")
+    assert r.blocks == 2
+    for n in SHAPES:
+        want = vb[n] if n.startswith("blk.1.") else va[n]
+        np.testing.assert_array_equal(tensor(tmp_path / "g.gguf", n), want)
+    # and t = 0.5 everywhere against numpy's slerp
+    cfg["parameters"] = {"t": 0.5}
+    minfer.assemble(cfg, tmp_path / "h.gguf")
+    for n in SHAPES:
+        v0, v1 = va[n].astype(np.float64), vb[n].astype(np.float64)
+        dot = np.sum((v0 / np.linalg.norm(v0)) * (v1 / np.linalg.norm(v1)))
+        th = np.arccos(dot)
+        want = (np.sin(th * 0.5) / np.sin(th) * (v0 + v1)).astype(np.float32)
+        np.testing.assert_allclose(tensor(tmp_path / "h.gguf", n), want, rtol=1e-5, atol=1e-6)

@@ -177,9 +177,6 @@ gguf::result<assemble_report> run(const assemble_request& rq, const assemble_eve
     if (!cfg) return unexpected(std::move(cfg).error());
     const assemble_config& c = *cfg;
     const bool merging = c.method != merge_method::passthrough;
-    if (merging && !c.slices.empty())
-        return unexpected(make_error(codes::unsupported_config, "slices",
-                                     std::string(to_string(c.method)) + " over slices is not implemented yet: list the models with models:"));
     if (!merging && c.slices.empty())
         return unexpected(make_error(codes::unsupported_config, "models",
                                      "passthrough of models: (one model as it is): use slices with its layer_range"));
@@ -212,30 +209,82 @@ gguf::result<assemble_report> run(const assemble_request& rq, const assemble_eve
     const source& d = **donor;
     const std::string arch = d.arch;
 
-    // The stack: output layer o from (source, layer). A merge keeps the donor's layers.
+    // The stack: output layer o from (source, layer): the slices' layers in order (a merge names them
+    // after each slice's base source), or the donor's layers for a merge of models:.
     struct layer_origin {
         const source* from;
         std::uint32_t layer;
     };
     std::vector<layer_origin> stack;
-    if (merging)
-        for (std::uint32_t l = 0; l < d.blocks; ++l) stack.push_back({&d, l});
+    // A merge's inputs, per slice (one group for models:), and each output layer's group and offset.
+    struct merge_input {
+        const source* src;
+        std::uint32_t first = 0;                  // the source's first layer of the slice
+        std::optional<std::size_t> index;         // into c.models or the slice's sources; none: the added base
+    };
+    struct merge_group {
+        std::vector<merge_input> inputs;
+        std::size_t base = 0;
+        std::size_t slice = 0;
+        std::uint32_t layers = 0;
+    };
+    std::vector<merge_group> groups;
+    std::vector<std::pair<std::size_t, std::uint32_t>> layer_group;
+    auto check_arch = [&](const source& s, const std::string& text) -> gguf::result<void> {
+        if (s.arch != arch)
+            return unexpected(make_error(codes::sources_incompatible, "general.architecture", text + " is " + s.arch + ", " + d.text + " is " + arch));
+        return {};
+    };
+    if (merging && c.slices.empty()) {
+        merge_group g;
+        if (c.base_model) {
+            bool listed = false;
+            for (const input_model& im : c.models) listed = listed || im.model.text == c.base_model->text;
+            if (!listed) g.inputs.push_back({&d, 0, std::nullopt});
+        }
+        for (std::size_t i = 0; i < c.models.size(); ++i) {
+            auto s = open(c.models[i].model);
+            if (!s) return unexpected(std::move(s).error());
+            if (auto r = check_arch(**s, c.models[i].model.text); !r) return unexpected(std::move(r).error());
+            g.inputs.push_back({*s, 0, i});
+        }
+        if (c.base_model)
+            for (std::size_t i = 0; i < g.inputs.size(); ++i)
+                if (g.inputs[i].src->text == c.base_model->text) g.base = i;
+        g.layers = d.blocks;
+        groups.push_back(std::move(g));
+        for (std::uint32_t l = 0; l < d.blocks; ++l) {
+            stack.push_back({&d, l});
+            layer_group.push_back({0, l});
+        }
+    }
     for (std::size_t i = 0; i < c.slices.size(); ++i) {
         const output_slice& sl = c.slices[i];
-        if (sl.sources.size() != 1)
+        if (!merging && sl.sources.size() != 1)
             return unexpected(make_error(codes::bad_config, "slices[" + std::to_string(i) + "].sources",
                                          "passthrough takes exactly one source per slice"));
-        const slice_source& ss = sl.sources[0];
-        auto s = open(ss.model);
-        if (!s) return unexpected(std::move(s).error());
-        if ((*s)->arch != arch)
-            return unexpected(make_error(codes::sources_incompatible, "general.architecture",
-                                         ss.model.text + " is " + (*s)->arch + ", " + d.text + " is " + arch));
-        if (ss.end > (*s)->blocks)
-            return unexpected(make_error(codes::sources_incompatible, "slices[" + std::to_string(i) + "].sources[0].layer_range",
-                                         "[" + std::to_string(ss.first) + ", " + std::to_string(ss.end) + ") is beyond the " +
-                                             std::to_string((*s)->blocks) + " layers of " + ss.model.text));
-        for (std::uint32_t l = ss.first; l < ss.end; ++l) stack.push_back({*s, l});
+        merge_group g;
+        g.slice = i;
+        g.layers = sl.layers();
+        const model_source* slice_base = sl.base_model ? &*sl.base_model : (c.base_model ? &*c.base_model : nullptr);
+        for (std::size_t k = 0; k < sl.sources.size(); ++k) {
+            const slice_source& ss = sl.sources[k];
+            auto s = open(ss.model);
+            if (!s) return unexpected(std::move(s).error());
+            if (auto r = check_arch(**s, ss.model.text); !r) return unexpected(std::move(r).error());
+            if (ss.end > (*s)->blocks)
+                return unexpected(make_error(codes::sources_incompatible,
+                                             "slices[" + std::to_string(i) + "].sources[" + std::to_string(k) + "].layer_range",
+                                             "[" + std::to_string(ss.first) + ", " + std::to_string(ss.end) + ") is beyond the " +
+                                                 std::to_string((*s)->blocks) + " layers of " + ss.model.text));
+            g.inputs.push_back({*s, ss.first, k});
+            if (slice_base != nullptr && ss.model.text == slice_base->text) g.base = k;
+        }
+        for (std::uint32_t j = 0; j < g.layers; ++j) {
+            stack.push_back({g.inputs[g.base].src, g.inputs[g.base].first + j});
+            layer_group.push_back({groups.size(), j});
+        }
+        groups.push_back(std::move(g));
     }
     assemble_report report;
     report.method = std::string(to_string(c.method));
@@ -288,76 +337,76 @@ gguf::result<assemble_report> run(const assemble_request& rq, const assemble_eve
     }
     if (!blocks_placed) place_blocks();
 
-    // A merge: every tensor of the donor merged from the same tensor of every input.
+    // A merge: every output tensor merged from the same tensor of every input of its group (a block's
+    // tensor from each source's layer at the same offset; a tensor before the blocks from the first
+    // slice's sources, one after them from the last slice's, as mergekit's planner takes them).
     if (merging) {
-        struct input {
-            const source* src;
-            std::optional<std::size_t> config_index;  // into c.models; none: the base model mergekit adds
-        };
-        std::vector<input> inputs;
-        if (c.base_model) {
-            bool listed = false;
-            for (const input_model& im : c.models) listed = listed || im.model.text == c.base_model->text;
-            if (!listed) inputs.push_back({&d, std::nullopt});
-        }
-        for (std::size_t i = 0; i < c.models.size(); ++i) {
-            auto s = open(c.models[i].model);
-            if (!s) return unexpected(std::move(s).error());
-            if ((*s)->arch != arch)
-                return unexpected(make_error(codes::sources_incompatible, "general.architecture",
-                                             c.models[i].model.text + " is " + (*s)->arch + ", " + d.text + " is " + arch));
-            inputs.push_back({*s, i});
-        }
-        std::size_t base = 0;
-        if (c.base_model)
-            for (std::size_t i = 0; i < inputs.size(); ++i)
-                if (inputs[i].src->text == c.base_model->text) base = i;
         auto default_of = [&](std::string_view name) -> std::optional<double> {
             const method_parameter* mp = find_method_parameter(c.method, name);
             return mp != nullptr ? mp->default_value : std::nullopt;
         };
-        for (planned& p : plan) {
+        std::size_t first_block = plan.size(), last_block = 0;
+        for (std::size_t i = 0; i < plan.size(); ++i) {
+            std::string_view rest;
+            if (block_of(plan[i].name, rest)) {
+                first_block = std::min(first_block, i);
+                last_block = i;
+            }
+        }
+        for (std::size_t pi = 0; pi < plan.size(); ++pi) {
+            planned& p = plan[pi];
             const gguf::tensor_info& info = *p.ref->info;
-            detail::merge_job job;
-            job.name = p.name;
-            job.to = info.type;
-            job.ne = info.ne;
             if (!quant::can_quantize(info.type) && info.type != gguf::tensor_type::f32)
                 return unexpected(make_error(codes::sources_incompatible, p.name,
                                              std::string("its type ") + std::string(gguf::to_string(info.type)) + " cannot be merged and written back"));
             std::string_view rest;
-            const std::optional<std::uint32_t> layer = block_of(p.name, rest);
-            tensor_site site{p.name, p.name, arch, 0, layer, d.blocks};
+            const std::optional<std::uint32_t> out_layer = block_of(p.name, rest);
+            const merge_group* g = nullptr;
+            std::optional<std::uint32_t> offset;
+            if (out_layer && *out_layer < layer_group.size()) {
+                g = &groups[layer_group[*out_layer].first];
+                offset = layer_group[*out_layer].second;
+            } else {
+                g = pi < first_block ? &groups.front() : &groups.back();
+                (void)last_block;
+            }
+            detail::merge_job job;
+            job.name = p.name;
+            job.to = info.type;
+            job.ne = info.ne;
             merge_math::tensor_merge& tm = job.merge;
             tm.how = method_of(c.method);
-            tm.base = base;
+            tm.base = g->base;
             tm.n_values = info.n_elements;
-            for (const input& in : inputs) {
-                const gguf::tensor_ref* t = in.src->model.find_tensor(p.name);
-                if (t == nullptr)
-                    return unexpected(make_error(codes::sources_incompatible, p.name, in.src->text + " has no such tensor"));
+            const tensor_site merge_site{p.name, p.name, arch, g->slice, offset, g->layers};
+            for (std::size_t k = 0; k < g->inputs.size(); ++k) {
+                const merge_input& in = g->inputs[k];
+                const std::string name = offset ? "blk." + std::to_string(in.first + *offset) + "." + std::string(rest) : p.name;
+                const gguf::tensor_ref* t = in.src->model.find_tensor(name);
+                if (t == nullptr) return unexpected(make_error(codes::sources_incompatible, name, in.src->text + " has no such tensor"));
                 if (t->info->ne != info.ne)
-                    return unexpected(make_error(codes::sources_incompatible, p.name, "another shape in " + in.src->text + " than in " + d.text));
+                    return unexpected(make_error(codes::sources_incompatible, name, "another shape in " + in.src->text + " than in " + p.from->text));
                 job.models.push_back(&in.src->model);
                 job.tensors.push_back(t);
+                const tensor_site site{p.name, name, arch, g->slice, offset, g->layers};
                 merge_math::model_parameters mp;
-                const bool is_base = &in - inputs.data() == static_cast<std::ptrdiff_t>(base) && c.method != merge_method::linear;
-                auto weight = parameter_value(c, "weight", site, in.config_index);
+                const bool is_base = k == g->base && c.method != merge_method::linear;
+                auto weight = parameter_value(c, "weight", site, in.index);
                 if (!weight) weight = default_of("weight");
                 if (!weight && !is_base && c.method != merge_method::slerp)
                     return unexpected(make_error(codes::bad_config, "weight",
                                                  "no weight for " + p.name + " of " + in.src->text + " (mergekit requires one)"));
                 mp.weight = weight.value_or(1.0);
-                mp.density = parameter_value(c, "density", site, in.config_index).value_or(default_of("density").value_or(1.0));
+                mp.density = parameter_value(c, "density", site, in.index).value_or(default_of("density").value_or(1.0));
                 tm.models.push_back(mp);
             }
-            tm.t = parameter_value(c, "t", site).value_or(default_of("t").value_or(0.0));
-            if (c.method == merge_method::slerp && !parameter_value(c, "t", site))
+            tm.t = parameter_value(c, "t", merge_site).value_or(default_of("t").value_or(0.0));
+            if (c.method == merge_method::slerp && g->inputs.size() > 1 && !parameter_value(c, "t", merge_site))
                 return unexpected(make_error(codes::bad_config, "t", "no t for " + p.name + " (slerp requires one)"));
-            tm.normalize = parameter_value(c, "normalize", site).value_or(merge_math::default_normalize(tm.how) ? 1.0 : 0.0) != 0.0;
-            tm.rescale = parameter_value(c, "rescale", site).value_or(0.0) != 0.0;
-            tm.int8_mask = parameter_value(c, "int8_mask", site).value_or(0.0) != 0.0;
-            tm.lambda = parameter_value(c, "lambda", site).value_or(1.0);
+            tm.normalize = parameter_value(c, "normalize", merge_site).value_or(merge_math::default_normalize(tm.how) ? 1.0 : 0.0) != 0.0;
+            tm.rescale = parameter_value(c, "rescale", merge_site).value_or(0.0) != 0.0;
+            tm.int8_mask = parameter_value(c, "int8_mask", merge_site).value_or(0.0) != 0.0;
+            tm.lambda = parameter_value(c, "lambda", merge_site).value_or(1.0);
             auto src = detail::merged_source(std::move(job));
             if (!src) {
                 error e = std::move(src).error();

@@ -5,13 +5,14 @@
 //     order and renumbered (blk.N.*); the tensors outside the blocks, the metadata and the tokenizer
 //     come from the donor (base_model, else the first model named). Every tensor's bytes are the
 //     source's, unchanged (kernel-copied ranges), whatever their types.
-//   - merge_method: linear, slerp, task_arithmetic, ties with models: (and base_model): every tensor of
-//     the donor merged from the same tensor of every model (same shape required): each dequantized
+//   - merge_method: linear, slerp, task_arithmetic, ties with models: (and base_model) or slices: every
+//     output tensor merged from the same tensor of every input of its group (models:, or the slice: a
+//     block's tensor from each source's layer at the same offset, a tensor outside the blocks from the
+//     first slice's sources before them and the last slice's after), same shape: each dequantized
 //     exactly to f32, merged by merge_math (mergekit's formulas, parameters evaluated per tensor by
 //     assemble_config's parameter_value: gradients over the layers, filters), and quantized back to
 //     the donor tensor's type with minfer::quant (assemble_merge.hpp: a streaming writer source, a
-//     batch of rows at a time, statistics passes first for slerp and ties). Merges over slices: not
-//     yet (unsupported_config).
+//     batch of rows at a time, statistics passes first for slerp and ties).
 //   - tensors: (minfer's extension) a tensor of the output whose name a rule's regex finds is taken
 //     whole from the rule's model instead (same name, same shape; its type may differ: per-tensor
 //     recipes mixing quantizations).
@@ -84,7 +85,7 @@ struct assemble_events {
 
 /// Read the config, plan and (unless dry_run) write. Everything is checked before an output exists.
 /// Errors: the config reader's (bad_config, unsupported_config, input_too_large), unsupported_config
-/// for a merge over slices and for a remote source (subject the source), bad_config for a weight or
+/// for a remote source (subject the source), bad_config for a weight or
 /// t that no level sets for a tensor, merge_math's refusals (bad_value_text), quantize's (a merged
 /// value a type cannot hold: quantize_failed), the loader's for a source, model_incomplete, sources_incompatible (another
 /// architecture, a layer range beyond a model's layers, a rule's tensor missing or of another shape,
