@@ -30,6 +30,7 @@ struct assemble_cli_options {
     std::string config;
     std::string output;
     bool no_provenance = false;
+    std::string imatrix;
     std::string split_max_size, split_max_tensors;
     bool dry_run = false;
     bool json = false;
@@ -137,6 +138,7 @@ int run(out_buffer& out) {
     rq.config = opt.config;
     rq.output = opt.output;
     rq.provenance = !opt.no_provenance;
+    if (!opt.imatrix.empty()) rq.imatrix = opt.imatrix;
     rq.dry_run = opt.dry_run;
     rq.overwrite = opt.force;
     if (!opt.split_max_tensors.empty()) {
@@ -182,6 +184,7 @@ void assemble_add_options(CLI::App& sub) {
     sub.add_option("-o,--output", opt.output, "The file to write (with a split limit: <OUT without .gguf>-0000N-of-0000M.gguf)")
         ->required();
     sub.add_flag("--no-provenance", opt.no_provenance, "Write no general.base_model.* / minfer.recipe keys");
+    sub.add_option("--imatrix", opt.imatrix, "An importance matrix for re-quantizing the merged tensors (as quantize reads it)");
     sub.add_option("--split-max-size", opt.split_max_size, "Write a split set, each part file at most this size (e.g. 4G)");
     sub.add_option("--split-max-tensors", opt.split_max_tensors, "Write a split set, at most this many tensors per part");
     sub.add_flag("--dry-run", opt.dry_run, "Print the plan (tensors, sources, metadata, exact sizes); write nothing");

@@ -147,6 +147,7 @@ def assemble(
     config_text: Optional[str],
     output: _Text,
     provenance: bool,
+    imatrix: Optional[_Text],
     split_max_bytes: Optional[int],
     split_max_tensors: Optional[int],
     dry_run: bool,

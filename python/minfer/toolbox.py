@@ -989,6 +989,7 @@ class AssembleResult:
 
 def assemble(config: Union[PathLike, Mapping[str, Any]], output: PathLike, *,
              provenance: bool = True,
+             imatrix: Optional[PathLike] = None,
              split_max_size: Union[int, str, None] = None,
              split_max_tensors: Optional[int] = None,
              dry_run: bool = False,
@@ -999,7 +1000,8 @@ def assemble(config: Union[PathLike, Mapping[str, Any]], output: PathLike, *,
     ``merge_method``, ``slices``, ``models``, ``base_model``, ``parameters``, ...; minfer's
     ``tensors`` rules). passthrough stacks copy every byte from its source; linear, slerp,
     task_arithmetic and ties dequantize each tensor exactly, merge it as mergekit does and quantize it
-    back to the base tensor's type. See docs/ASSEMBLE_CONFIG.md.
+    back to the base tensor's type (``imatrix``: an importance matrix for that re-quantization). See
+    docs/ASSEMBLE_CONFIG.md.
 
     Raises RequestError (``bad_config``, ``unsupported_config``: exit_code 2; ``sources_incompatible``;
     ``key_not_adjustable``; ``usage`` for an output that exists without ``overwrite``),
@@ -1018,6 +1020,7 @@ def assemble(config: Union[PathLike, Mapping[str, Any]], output: PathLike, *,
     max_tensors = None if split_max_tensors is None else _int(split_max_tensors, "split_max_tensors", 1)
     if progress is not None and not callable(progress):
         raise TypeError(f"progress must be a callable progress(done, total) or None, not {builtins.type(progress).__name__}")
-    r = _toolbox.assemble(path, text, _path(output, "output"), _bool(provenance, "provenance"), max_bytes, max_tensors,
+    im = None if imatrix is None else _path(imatrix, "imatrix")
+    r = _toolbox.assemble(path, text, _path(output, "output"), _bool(provenance, "provenance"), im, max_bytes, max_tensors,
                           _bool(dry_run, "dry_run"), _bool(overwrite, "overwrite"), progress)
     return AssembleResult(**r)

@@ -65,13 +65,15 @@ py::dict report_dict(const ::minfer::toolbox::assemble_report& rep) {
 }
 
 py::dict assemble(const std::optional<std::string>& config_path, const std::optional<std::string>& config_text,
-                  const std::string& output, bool provenance, std::optional<std::uint64_t> split_max_bytes,
+                  const std::string& output, bool provenance, const std::optional<std::string>& imatrix,
+                  std::optional<std::uint64_t> split_max_bytes,
                   std::optional<std::uint64_t> split_max_tensors, bool dry_run, bool overwrite, const py::object& progress) {
     ::minfer::toolbox::assemble_request rq;
     if (config_path) rq.config = fs::path(*config_path);
     rq.config_text = config_text;
     rq.output = fs::path(output);
     rq.provenance = provenance;
+    if (imatrix) rq.imatrix = fs::path(*imatrix);
     rq.split_max_bytes = split_max_bytes;
     rq.split_max_tensors = split_max_tensors;
     rq.dry_run = dry_run;
@@ -116,7 +118,7 @@ py::dict assemble(const std::optional<std::string>& config_path, const std::opti
 }  // namespace
 
 void register_assemble(py::module_& m) {
-    m.def("assemble", &assemble, py::arg("config_path"), py::arg("config_text"), py::arg("output"), py::arg("provenance"),
+    m.def("assemble", &assemble, py::arg("config_path"), py::arg("config_text"), py::arg("output"), py::arg("provenance"), py::arg("imatrix"),
           py::arg("split_max_bytes"), py::arg("split_max_tensors"), py::arg("dry_run"), py::arg("overwrite"),
           py::arg("progress"), "Build a model from a mergekit config (minfer assemble). Returns the report as a dict.");
 }

@@ -20,6 +20,7 @@ import pytest
 
 import minfer
 from minfer.errors import RequestError
+from minfer.types import TensorType
 
 sys.path.insert(0, str(Path(__file__).parent))
 import gguf_bytes as gb  # noqa: E402
@@ -175,3 +176,43 @@ def test_slerp_over_slices_with_a_gradient(tmp_path, models):
         th = np.arccos(dot)
         want = (np.sin(th * 0.5) / np.sin(th) * (v0 + v1)).astype(np.float32)
         np.testing.assert_allclose(tensor(tmp_path / "h.gguf", n), want, rtol=1e-5, atol=1e-6)
+
+
+def legacy_imatrix(path: Path, entries: dict) -> Path:
+    """llama-imatrix's legacy .dat (test_quantize.py describes it): ncall 1, so the weights are exact."""
+    out = [np.int32(len(entries)).tobytes()]
+    for name, w in entries.items():
+        out += [np.int32(len(name)).tobytes(), name.encode(), np.int32(1).tobytes(), np.int32(w.size).tobytes(),
+                w.astype(np.float32).tobytes()]
+    out += [np.int32(1).tobytes(), np.int32(4).tobytes(), b"test"]
+    path.write_bytes(b"".join(out))
+    return path
+
+
+def test_merged_tensors_are_quantized_back_with_the_imatrix(tmp_path, models):
+    """A merge of q4_0 models: each merged tensor is quantized back to q4_0 exactly as minfer.quant
+    quantizes the merged values with that tensor's importance weights (and without an entry, without)."""
+    import minfer.quant as mq
+    (pa, va), (pb, vb) = models["a"], models["b"]
+    qa, qb = tmp_path / "a-q4_0.gguf", tmp_path / "b-q4_0.gguf"
+    minfer.quantize(pa, qa, "Q4_0", pure=True)
+    minfer.quantize(pb, qb, "Q4_0", pure=True)
+    rng = np.random.default_rng(9)
+    name = "blk.0.ffn_up.weight"
+    w = (rng.integers(1, 64, 64) / 16).astype(np.float32)
+    dat = legacy_imatrix(tmp_path / "im.dat", {name: w})
+    cfg = {"merge_method": "linear", "models": [{"model": str(qa), "parameters": {"weight": 0.5}},
+                                                {"model": str(qb), "parameters": {"weight": 0.5}}]}
+    minfer.assemble(cfg, tmp_path / "with.gguf", imatrix=dat)
+    minfer.assemble(cfg, tmp_path / "without.gguf")
+    ma, mb = minfer.open(qa), minfer.open(qb)
+    out_with, out_without = minfer.open(tmp_path / "with.gguf"), minfer.open(tmp_path / "without.gguf")
+    for n in (name, "blk.1.ffn_up.weight"):
+        a = ma.tensors[n].to_numpy().astype(np.float64)
+        b = mb.tensors[n].to_numpy().astype(np.float64)
+        merged = ((0.5 * a + 0.5 * b) / 1.0).astype(np.float32).reshape(-1, 64)
+        assert out_with.tensors[n].type == TensorType.Q4_0
+        want = mq.quantize(merged, "q4_0", importance=w if n == name else None)
+        assert bytes(out_with.tensors[n].data) == want.tobytes(), n
+    assert bytes(out_with.tensors[name].data) != bytes(out_without.tensors[name].data)
+    assert bytes(out_with.tensors["blk.1.ffn_up.weight"].data) == bytes(out_without.tensors["blk.1.ffn_up.weight"].data)

@@ -19,6 +19,8 @@
 #include "minfer/gguf/read_capped.hpp"
 #include "minfer/gguf/text.hpp"
 #include "minfer/gguf_write/model_source.hpp"
+#include "minfer/quant/errors.hpp"
+#include "minfer/quant/importance.hpp"
 #include "minfer/quant/quantize.hpp"
 #include "minfer/toolbox/assemble_config.hpp"
 #include "minfer/toolbox/errors.hpp"
@@ -337,6 +339,12 @@ gguf::result<assemble_report> run(const assemble_request& rq, const assemble_eve
     }
     if (!blocks_placed) place_blocks();
 
+    std::optional<quant::importance_matrix> importance;
+    if (merging && rq.imatrix) {
+        auto im = quant::read_importance(*rq.imatrix);
+        if (!im) return unexpected(std::move(im).error());
+        importance = std::move(*im);
+    }
     // A merge: every output tensor merged from the same tensor of every input of its group (a block's
     // tensor from each source's layer at the same offset; a tensor before the blocks from the first
     // slice's sources, one after them from the last slice's, as mergekit's planner takes them).
@@ -374,6 +382,18 @@ gguf::result<assemble_report> run(const assemble_request& rq, const assemble_eve
             job.name = p.name;
             job.to = info.type;
             job.ne = info.ne;
+            if (importance) {
+                if (const quant::importance_entry* e = importance->find(p.name)) {
+                    const auto want = static_cast<std::uint64_t>(info.ne[0]) * static_cast<std::uint64_t>(info.ne[2]);
+                    if (e->values.size() != want) {
+                        error err = make_error(quant::codes::imatrix_mismatch, p.name, {});
+                        err.expected = want;
+                        err.found = e->values.size();
+                        return unexpected(std::move(err));
+                    }
+                    job.importance = e->values;
+                }
+            }
             merge_math::tensor_merge& tm = job.merge;
             tm.how = method_of(c.method);
             tm.base = g->base;
@@ -596,6 +616,7 @@ gguf::result<assemble_report> run(const assemble_request& rq, const assemble_eve
     for (const auto& s : sources)
         for (const gguf::model_part& part : s->model.parts()) orq.inputs.push_back(part.path);
     if (!rq.config_text) orq.inputs.push_back(rq.config);
+    if (rq.imatrix) orq.inputs.push_back(*rq.imatrix);
     auto layout = detail::lay_out(tensors, put_metadata, orq);
     if (!layout) return unexpected(std::move(layout).error());
     for (const detail::laid_out_part& part : layout->parts) report.outputs.push_back({part.path, part.file_size, part.tensor_count});

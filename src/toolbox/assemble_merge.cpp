@@ -25,6 +25,7 @@ public:
         n_rows_ = static_cast<std::uint64_t>(job_.ne[1]) * static_cast<std::uint64_t>(job_.ne[2]) *
                   static_cast<std::uint64_t>(job_.ne[3]);
         row_bytes_ = quant::bytes_for(job_.to, n_per_row_);
+        rows_per_matrix_ = std::max<std::uint64_t>(1, static_cast<std::uint64_t>(job_.ne[1]));
         batch_rows_ = std::max<std::uint64_t>(1, batch_values / std::max<std::uint64_t>(1, n_per_row_));
     }
 
@@ -81,7 +82,9 @@ private:
 
     gguf::result<void> produce(std::uint64_t row) {
         if (row >= n_rows_) return order_error(row * row_bytes_);
-        const std::uint64_t k = std::min(batch_rows_, n_rows_ - row);
+        // a batch never crosses a matrix (an expert's importance weights are its own)
+        const std::uint64_t matrix_end = std::min(n_rows_, (row / rows_per_matrix_ + 1) * rows_per_matrix_);
+        const std::uint64_t k = std::min(batch_rows_, matrix_end - row);
         if (auto r = load(row, k); !r) return r;
         merged_.resize(static_cast<std::size_t>(k * n_per_row_));
         if (auto r = merger_.merge(spans_, merged_); !r) return r;
@@ -89,7 +92,13 @@ private:
         if (job_.to == gguf::tensor_type::f32) {
             std::memcpy(bytes_.data(), merged_.data(), bytes_.size());
         } else {
-            auto q = quant::quantize_rows_parallel(job_.to, merged_, static_cast<std::int64_t>(n_per_row_), {}, bytes_, job_.threads);
+            // A batch is whole rows of one matrix, whose importance weights are its matrix's ne[0].
+            std::span<const float> importance;
+            if (!job_.importance.empty())
+                importance = job_.importance.subspan(static_cast<std::size_t>(row / rows_per_matrix_ * n_per_row_),
+                                                     static_cast<std::size_t>(n_per_row_));
+            auto q = quant::quantize_rows_parallel(job_.to, merged_, static_cast<std::int64_t>(n_per_row_), importance, bytes_,
+                                                   job_.threads);
             if (!q) {
                 gguf::error e = std::move(q).error();
                 if (e.subject.empty()) e.subject = job_.name;
@@ -121,7 +130,7 @@ private:
     merge_job job_;
     merge_math::merger merger_;
     bool statistics_done_ = false;
-    std::uint64_t n_per_row_ = 0, n_rows_ = 0, row_bytes_ = 0, batch_rows_ = 1;
+    std::uint64_t n_per_row_ = 0, n_rows_ = 0, row_bytes_ = 0, batch_rows_ = 1, rows_per_matrix_ = 1;
     std::vector<std::vector<float>> inputs_;
     std::vector<std::span<const float>> spans_;
     std::vector<float> merged_;

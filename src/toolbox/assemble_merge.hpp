@@ -24,6 +24,9 @@ struct merge_job {
     gguf::tensor_type to = gguf::tensor_type::f32;     ///< the output type
     std::array<std::int64_t, 4> ne{1, 1, 1, 1};
     unsigned threads = 0;
+    /// The output tensor's importance weights (ne[0] per matrix, ne[2] matrices), or empty: given to
+    /// the quantizer as llama-quantize gives an imatrix entry. The caller keeps them alive.
+    std::span<const float> importance;
 };
 
 /// The bytes of the output tensor (quant::bytes_for of its shape). The merger is created here (its

@@ -45,6 +45,10 @@ struct assemble_request {
     std::optional<std::string> config_text;   ///< the config itself (Python's dict as JSON)
     std::filesystem::path output;             ///< the file, or the split set's prefix path
     bool provenance = true;
+    /// An importance matrix (GGUF or legacy .dat, as quantize reads it) for the merged tensors'
+    /// re-quantization: each merged tensor's entry (by its output name) weighs its rows as
+    /// llama-quantize weighs them; the types that need one (iq2_xxs, iq2_xs, iq1_s) need it.
+    std::optional<std::filesystem::path> imatrix;
     std::optional<std::uint64_t> split_max_bytes;
     std::optional<std::uint64_t> split_max_tensors;
     bool dry_run = false;
