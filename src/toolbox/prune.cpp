@@ -311,7 +311,10 @@ std::string list_text(const std::vector<std::uint32_t>& v) {
         while (j + 1 < v.size() && v[j + 1] == v[j] + 1) ++j;
         if (!s.empty()) s += ',';
         s += std::to_string(v[i]);
-        if (j > i) s += "-" + std::to_string(v[j]);
+        if (j > i) {
+            s += '-';  // appended: GCC 12 -O3 warns falsely (-Wrestrict) on "-" + string
+            s += std::to_string(v[j]);
+        }
         i = j + 1;
     }
     return s;
