@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 import minfer
-from minfer.errors import RequestError
+from minfer.errors import GGUFError, RequestError
 from minfer.types import TensorType
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -216,3 +216,29 @@ def test_merged_tensors_are_quantized_back_with_the_imatrix(tmp_path, models):
         assert bytes(out_with.tensors[n].data) == want.tobytes(), n
     assert bytes(out_with.tensors[name].data) != bytes(out_without.tensors[name].data)
     assert bytes(out_with.tensors["blk.1.ffn_up.weight"].data) == bytes(out_without.tensors["blk.1.ffn_up.weight"].data)
+
+
+def test_sources_that_do_not_fit_and_outputs_that_are_inputs(tmp_path, models, sample_model):
+    (pa, _), (pb, _) = models["a"], models["b"]
+    # another architecture (the sample is qwen2)
+    cfg = {"merge_method": "passthrough",
+           "slices": [{"sources": [{"model": str(pa), "layer_range": [0, 1]}]},
+                      {"sources": [{"model": str(sample_model), "layer_range": [0, 1]}]}]}
+    with pytest.raises(RequestError) as e:
+        minfer.assemble(cfg, tmp_path / "x.gguf")
+    assert e.value.code == "sources_incompatible" and e.value.exit_code == 1
+    # a layer range beyond the model
+    cfg = {"merge_method": "passthrough", "slices": [{"sources": [{"model": str(pa), "layer_range": [0, 3]}]}]}
+    with pytest.raises(RequestError) as e:
+        minfer.assemble(cfg, tmp_path / "x.gguf")
+    assert e.value.code == "sources_incompatible" and "beyond the 2 layers" in str(e.value)
+    # the output is a source, even with overwrite
+    copy = tmp_path / "a.gguf"
+    copy.write_bytes(Path(pa).read_bytes())
+    cfg = {"merge_method": "linear", "models": [{"model": str(copy), "parameters": {"weight": 1}},
+                                                {"model": str(pb), "parameters": {"weight": 1}}]}
+    with pytest.raises(GGUFError) as e:
+        minfer.assemble(cfg, copy, overwrite=True)
+    assert "one of the input files" in str(e.value)
+    assert copy.read_bytes() == Path(pa).read_bytes()
+    assert not (tmp_path / "x.gguf").exists()

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import minfer
-from minfer.errors import RequestError
+from minfer.errors import GGUFError, RequestError
 
 
 def sha(p: Path) -> str:
@@ -111,3 +111,12 @@ def test_progress_exception_cancels_and_writes_nothing(tmp_path, sample_model):
     with pytest.raises(KeyboardInterrupt):
         minfer.prune(sample_model, out, layers=1, progress=stop)
     assert not out.exists()
+
+
+def test_the_output_is_never_the_input(tmp_path, sample_model):
+    copy = tmp_path / "m.gguf"
+    copy.write_bytes(Path(sample_model).read_bytes())
+    with pytest.raises(GGUFError) as e:
+        minfer.prune(copy, copy, layers=1, overwrite=True)
+    assert "one of the input files" in str(e.value)
+    assert copy.read_bytes() == Path(sample_model).read_bytes()
