@@ -517,9 +517,10 @@ gguf::result<assemble_report> run(const assemble_request& rq, const assemble_eve
         report.metadata.push_back({std::string(e.key), "array[" + std::string(gguf::to_string(e.element_type)) + "] of " + std::to_string(n)});
     }
     // other scalars that differ: the donor's, with a warning
+    const std::string arch_prefix = arch + ".";  // with_prefix keeps a view of it: it must outlive the loop
     for (const auto& s : sources) {
         if (s.get() == &d) continue;
-        for (const gguf::kv& e : s->model.with_prefix(arch + ".")) {
+        for (const gguf::kv& e : s->model.with_prefix(arch_prefix)) {
             if (e.is_array() || replaced.contains(e.key) || e.key == block_key) continue;
             const gguf::kv* mine = d.model.find(e.key);
             if (mine != nullptr && same_value(*mine, e)) continue;
