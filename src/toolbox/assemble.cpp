@@ -25,6 +25,7 @@
 #include "minfer/toolbox/assemble_config.hpp"
 #include "minfer/toolbox/errors.hpp"
 #include "assemble_merge.hpp"
+#include "model_keys.hpp"
 #include "output_parts.hpp"
 
 namespace minfer::toolbox {
@@ -33,27 +34,9 @@ namespace {
 using gguf::errc;
 using gguf::error;
 using gguf::unexpected;
-
-error make_error(errc code, std::string_view subject, std::string detail) {
-    error e;
-    e.code = code;
-    e.subject = subject;
-    e.detail = std::move(detail);
-    return e;
-}
-
-// blk.N.rest → N (rest set), or nullopt outside the blocks.
-std::optional<std::uint32_t> block_of(std::string_view name, std::string_view& rest) {
-    if (!name.starts_with("blk.")) return std::nullopt;
-    const std::string_view tail = name.substr(4);
-    const std::size_t dot = tail.find('.');
-    if (dot == std::string_view::npos || dot == 0) return std::nullopt;
-    std::uint32_t n = 0;
-    const auto [p, ec] = std::from_chars(tail.data(), tail.data() + dot, n);
-    if (ec != std::errc() || p != tail.data() + dot) return std::nullopt;
-    rest = tail.substr(dot + 1);
-    return n;
-}
+using detail::block_of;
+using detail::make_error;
+using detail::value_text;
 
 bool is_remote(std::string_view s) {
     return s.starts_with("http://") || s.starts_with("https://") || s.starts_with("hf://");
@@ -76,19 +59,6 @@ constexpr std::string_view positional_keys[] = {"leading_dense_block_count", "ne
                                                 "interleave_moe_layer_step", "moe_every_n_layers",
                                                 "full_attention_interval", "rescale_every_n_layers",
                                                 "attention.shared_kv_layers"};
-
-std::string value_text(const gguf::kv& e) {
-    if (e.is_array()) return "array[" + std::string(gguf::to_string(e.element_type)) + "] of " + std::to_string(e.count);
-    if (e.type == gguf::value_type::string) {
-        auto s = e.get<std::string_view>();
-        return s ? "\"" + gguf::escape(*s, '"') + "\"" : std::string("?");
-    }
-    if (auto u = e.as<std::uint64_t>()) return std::to_string(*u);
-    if (auto i = e.as<std::int64_t>()) return std::to_string(*i);
-    if (auto d = e.as<double>()) return std::to_string(*d);
-    if (auto b = e.get<bool>()) return *b ? "true" : "false";
-    return "?";
-}
 
 // The bytes a kv's value is stored as (for comparing two models' values).
 bool same_value(const gguf::kv& a, const gguf::kv& b) {
@@ -128,33 +98,7 @@ std::uint32_t file_type_of(std::span<const gguf::tensor_type> types) {
             most = count[t];
             best = t;
         }
-    using tt = gguf::tensor_type;
-    switch (best) {
-        case tt::f16: return 1;
-        case tt::bf16: return 32;
-        case tt::q4_0: return 2;
-        case tt::q4_1: return 3;
-        case tt::q5_0: return 8;
-        case tt::q5_1: return 9;
-        case tt::q8_0: return 7;
-        case tt::q2_k: return 10;
-        case tt::q3_k: return 12;
-        case tt::q4_k: return 15;
-        case tt::q5_k: return 17;
-        case tt::q6_k: return 18;
-        case tt::iq2_xxs: return 19;
-        case tt::iq2_xs: return 20;
-        case tt::iq2_s: return 28;
-        case tt::iq3_xxs: return 23;
-        case tt::iq1_s: return 24;
-        case tt::iq1_m: return 31;
-        case tt::iq4_nl: return 25;
-        case tt::iq4_xs: return 30;
-        case tt::iq3_s: return 26;
-        case tt::tq1_0: return 36;
-        case tt::tq2_0: return 37;
-        default: return 0;
-    }
+    return detail::llama_file_type_of(best);
 }
 
 struct planned {

@@ -28,6 +28,7 @@
 #include "minfer/gguf_write/split_plan.hpp"
 #include "minfer/gguf_write/writer.hpp"
 #include "minfer/toolbox/errors.hpp"
+#include "model_keys.hpp"
 #include "output_parts.hpp"
 
 namespace minfer::toolbox {
@@ -36,14 +37,10 @@ namespace {
 using gguf::errc;
 using gguf::error;
 using gguf::unexpected;
-
-error make_error(errc code, std::string_view subject, std::string detail) {
-    error e;
-    e.code = code;
-    e.subject = subject;
-    e.detail = std::move(detail);
-    return e;
-}
+using detail::block_of;
+using detail::make_error;
+using detail::quoted_text;
+using detail::value_text;
 
 // "3", "5-7": [first, last] of one list item.
 bool parse_item(std::string_view item, std::uint64_t& first, std::uint64_t& last) {
@@ -70,36 +67,6 @@ std::vector<std::byte> encode_integer(gguf::value_type t, std::uint64_t v) {
 }
 
 std::string integer_text(std::uint64_t v) { return std::to_string(v); }
-
-// A string value as the dry run shows it: quoted, escaped.
-std::string quoted_text(std::string_view v) { return "\"" + gguf::escape(v, '"') + "\""; }
-
-// A kv's value as short text for the dry run's metadata lines.
-std::string value_text(const gguf::kv& e) {
-    if (e.is_array()) return "array[" + std::string(gguf::to_string(e.element_type)) + "] of " + std::to_string(e.count);
-    if (e.type == gguf::value_type::string) {
-        auto s = e.get<std::string_view>();
-        return s ? quoted_text(*s) : std::string("?");
-    }
-    if (auto u = e.as<std::uint64_t>()) return std::to_string(*u);
-    if (auto i = e.as<std::int64_t>()) return std::to_string(*i);
-    if (auto d = e.as<double>()) return std::to_string(*d);
-    if (auto b = e.get<bool>()) return *b ? "true" : "false";
-    return "?";
-}
-
-// blk.N.rest → N, or nullopt for a tensor outside the blocks.
-std::optional<std::uint32_t> block_of(std::string_view name, std::string_view& rest) {
-    if (!name.starts_with("blk.")) return std::nullopt;
-    const std::string_view tail = name.substr(4);
-    const std::size_t dot = tail.find('.');
-    if (dot == std::string_view::npos || dot == 0) return std::nullopt;
-    std::uint32_t n = 0;
-    const auto [p, ec] = std::from_chars(tail.data(), tail.data() + dot, n);
-    if (ec != std::errc() || p != tail.data() + dot) return std::nullopt;
-    rest = tail.substr(dot + 1);
-    return n;
-}
 
 // A tensor of a MoE block whose last dimension is the expert axis.
 bool is_expert_tensor(std::string_view rest) {

@@ -13,6 +13,7 @@
 #include "minfer/gguf/text.hpp"
 #include "minfer/gguf/types.hpp"
 #include "minfer/toolbox/quantize.hpp"
+#include "model_keys.hpp"
 #include "quantize_internal.hpp"
 
 namespace minfer::toolbox {
@@ -186,37 +187,7 @@ std::uint32_t loader_file_type(const gguf::model& m, std::span<const quant::tens
             best_type = c.from;
         }
     }
-    // llama_model_loader's switch (src/llama-model-loader.cpp); a type it does not list is "all f32".
-    std::uint32_t ftype = 0;
-    switch (best_type) {
-        case tt::f32: ftype = 0; break;
-        case tt::f16: ftype = 1; break;
-        case tt::bf16: ftype = 32; break;
-        case tt::q4_0: ftype = 2; break;
-        case tt::q4_1: ftype = 3; break;
-        case tt::q5_0: ftype = 8; break;
-        case tt::q5_1: ftype = 9; break;
-        case tt::q8_0: ftype = 7; break;
-        case tt::q2_k: ftype = 10; break;
-        case tt::q3_k: ftype = 12; break;  // Q3_K_M
-        case tt::q4_k: ftype = 15; break;  // Q4_K_M
-        case tt::q5_k: ftype = 17; break;  // Q5_K_M
-        case tt::q6_k: ftype = 18; break;
-        case tt::tq1_0: ftype = 36; break;
-        case tt::tq2_0: ftype = 37; break;
-        case tt::iq2_xxs: ftype = 19; break;
-        case tt::iq2_xs: ftype = 20; break;
-        case tt::iq2_s: ftype = 28; break;
-        case tt::iq3_xxs: ftype = 23; break;
-        case tt::iq1_s: ftype = 24; break;
-        case tt::iq1_m: ftype = 31; break;
-        case tt::iq4_nl: ftype = 25; break;
-        case tt::iq4_xs: ftype = 30; break;
-        case tt::iq3_s: ftype = 26; break;
-        case tt::nvfp4: ftype = 39; break;
-        case tt::q1_0: ftype = 40; break;
-        default: ftype = 0; break;
-    }
+    const std::uint32_t ftype = detail::llama_file_type_of(best_type);
     constexpr std::uint32_t guessed = 1024;  // LLAMA_FTYPE_GUESSED
     return ftype | guessed;
 }
