@@ -17,7 +17,6 @@ namespace minfer::python::toolbox {
 namespace {
 
 namespace fs = std::filesystem;
-struct cancelled {};
 
 py::dict report_dict(const ::minfer::toolbox::assemble_report& rep) {
     py::object tensor_type = py::module_::import("minfer.types").attr("TensorType");
@@ -79,33 +78,11 @@ py::dict assemble(const std::optional<std::string>& config_path, const std::opti
     rq.dry_run = dry_run;
     rq.overwrite = overwrite;
 
-    py::object raised_type, raised_value, raised_trace;
-    bool failed = false;
+    progress_relay relay(progress);
     ::minfer::toolbox::assemble_events events;
-    if (!progress.is_none()) {
-        events.progress = [&](std::uint64_t done, std::uint64_t total) {
-            py::gil_scoped_acquire locked;
-            if (failed) return;
-            try {
-                progress(done, total);
-            } catch (py::error_already_set& e) {
-                failed = true;
-                raised_type = e.type();
-                raised_value = e.value();
-                raised_trace = e.trace();
-            } catch (...) {
-                failed = true;
-                raised_type = py::reinterpret_borrow<py::object>(PyExc_RuntimeError);
-                raised_value = py::str("progress: the callback failed");
-            }
-            if (failed) throw cancelled{};
-        };
-    }
+    events.progress = relay.callback();
     auto rep = without_gil([&] { return ::minfer::toolbox::assemble(rq, events); });
-    if (failed) {
-        PyErr_Restore(raised_type.release().ptr(), raised_value.release().ptr(), raised_trace.release().ptr());
-        throw py::error_already_set();
-    }
+    relay.raise_if_failed();
     if (!rep) {
         const gguf::error& e = rep.error();
         if (gguf::is_output_exists(e) && !overwrite)

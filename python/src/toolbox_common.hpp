@@ -4,6 +4,8 @@
 // Everything here runs with the GIL held unless a function says otherwise.
 #include <pybind11/pybind11.h>
 
+#include <functional>
+
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -60,6 +62,52 @@ auto without_gil(F&& f) {
     py::gil_scoped_release unlocked;
     return f();
 }
+
+/// A Python progress(done, total) callable given to a library's writing thread (quantize, prune,
+/// assemble): called with the GIL taken; an exception it raises is kept and ends the library's run
+/// (a C++ exception out of the callback cancels the write: nothing has been named yet), and
+/// raise_if_failed() raises it again once the library has returned.
+class progress_relay {
+public:
+    explicit progress_relay(py::object progress) : progress_(std::move(progress)) {}
+    progress_relay(const progress_relay&) = delete;
+    progress_relay& operator=(const progress_relay&) = delete;
+
+    /// The callback for the library's events; empty when progress is None.
+    std::function<void(std::uint64_t, std::uint64_t)> callback() {
+        if (progress_.is_none()) return {};
+        return [this](std::uint64_t done, std::uint64_t total) {
+            py::gil_scoped_acquire locked;
+            if (failed_) return;
+            try {
+                progress_(done, total);
+            } catch (py::error_already_set& e) {
+                failed_ = true;
+                type_ = e.type();
+                value_ = e.value();
+                trace_ = e.trace();
+            } catch (...) {  // a C++ exception of pybind11's own conversions
+                failed_ = true;
+                type_ = py::reinterpret_borrow<py::object>(PyExc_RuntimeError);
+                value_ = py::str("progress: the callback failed");
+            }
+            if (failed_) throw cancelled{};
+        };
+    }
+
+    /// Raise the callback's exception (before the library's error: it may be why the write failed).
+    void raise_if_failed() {
+        if (!failed_) return;
+        PyErr_Restore(type_.release().ptr(), value_.release().ptr(), trace_.release().ptr());
+        throw py::error_already_set();
+    }
+
+private:
+    struct cancelled {};
+    py::object progress_;
+    bool failed_ = false;
+    py::object type_, value_, trace_;
+};
 
 /// A byte string from a file (a key, a tensor name) as str (surrogateescape).
 inline py::str text(std::string_view bytes) { return file_text(bytes); }

@@ -22,7 +22,6 @@ namespace minfer::python::toolbox {
 namespace {
 
 namespace fs = std::filesystem;
-struct cancelled {};  // thrown from the progress callback after a Python exception
 
 py::dict report_dict(const ::minfer::toolbox::prune_report& rep) {
     py::object tensor_type = py::module_::import("minfer.types").attr("TensorType");
@@ -91,33 +90,11 @@ py::dict prune(const std::string& input, const std::string& output, const std::o
     rq.dry_run = dry_run;
     rq.overwrite = overwrite;
 
-    py::object raised_type, raised_value, raised_trace;
-    bool failed = false;
+    progress_relay relay(progress);
     ::minfer::toolbox::prune_events events;
-    if (!progress.is_none()) {
-        events.progress = [&](std::uint64_t done, std::uint64_t total) {
-            py::gil_scoped_acquire locked;
-            if (failed) return;
-            try {
-                progress(done, total);
-            } catch (py::error_already_set& e) {
-                failed = true;
-                raised_type = e.type();
-                raised_value = e.value();
-                raised_trace = e.trace();
-            } catch (...) {
-                failed = true;
-                raised_type = py::reinterpret_borrow<py::object>(PyExc_RuntimeError);
-                raised_value = py::str("progress: the callback failed");
-            }
-            if (failed) throw cancelled{};
-        };
-    }
+    events.progress = relay.callback();
     auto rep = without_gil([&] { return ::minfer::toolbox::prune(rq, events); });
-    if (failed) {
-        PyErr_Restore(raised_type.release().ptr(), raised_value.release().ptr(), raised_trace.release().ptr());
-        throw py::error_already_set();
-    }
+    relay.raise_if_failed();
     if (!rep) {
         const gguf::error& e = rep.error();
         if (gguf::is_output_exists(e) && !overwrite)

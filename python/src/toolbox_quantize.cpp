@@ -30,8 +30,6 @@
 namespace minfer::python::toolbox {
 namespace {
 
-// Thrown from the progress callback after a Python exception: it ends toolbox::quantize's run.
-struct cancelled {};
 
 namespace fs = std::filesystem;
 
@@ -163,45 +161,19 @@ py::dict quantize(const std::string& input, const std::string& output, const std
     rq.allow_type_change = allow_type_change;
 
     // The callback's exception, kept until the GIL is ours again (the objects are released with it).
-    py::object raised_type, raised_value, raised_trace;
-    bool failed = false;
+    progress_relay relay(progress);
     ::minfer::toolbox::quantize_events events;
-    if (!progress.is_none()) {
-        events.progress = [&](std::uint64_t done, std::uint64_t total) {
-            py::gil_scoped_acquire locked;
-            if (failed) return;
-            try {
-                progress(done, total);
-            } catch (py::error_already_set& e) {
-                failed = true;
-                raised_type = e.type();
-                raised_value = e.value();
-                raised_trace = e.trace();
-            } catch (...) {  // a C++ exception of pybind11's own conversions
-                failed = true;
-                raised_type = py::reinterpret_borrow<py::object>(PyExc_RuntimeError);
-                raised_value = py::str("progress: the callback failed");
-            }
-            if (failed) throw cancelled{};  // the library ends the run: no output is named
-        };
-    }
-
+    events.progress = relay.callback();
     gguf::result<::minfer::toolbox::quantize_report> rep = without_gil([&] { return ::minfer::toolbox::quantize(rq, events); });
     if (!rep) {
-        if (failed) {  // the callback's exception first: it may be why the write failed
-            PyErr_Restore(raised_type.release().ptr(), raised_value.release().ptr(), raised_trace.release().ptr());
-            throw py::error_already_set();
-        }
+        relay.raise_if_failed();  // the callback's exception first: it may be why the write failed
         const gguf::error& e = rep.error();
         if (gguf::is_output_exists(e) && !overwrite)
             raise_usage(std::string("the output '") + gguf::escape(e.file) + "' exists; pass overwrite=True to replace it",
                         e.file);
         raise_error(as_option_error(e, rq));
     }
-    if (failed) {  // not reached: a callback that raised ended the run with an error
-        PyErr_Restore(raised_type.release().ptr(), raised_value.release().ptr(), raised_trace.release().ptr());
-        throw py::error_already_set();
-    }
+    relay.raise_if_failed();  // not reached: a callback that raised ended the run with an error
     return report_dict(*rep, rq);
 }
 
