@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "../common/exit_codes.hpp"
+#include "../common/model_output.hpp"
 #include "../common/open_model.hpp"
 #include "../common/out_buffer.hpp"
 #include "../common/plural.hpp"
@@ -45,12 +46,6 @@ struct prune_cli_options {
 
 prune_cli_options opt;  // filled by CLI11 during parsing, read by prune_run()
 
-std::string shape_text(const std::vector<std::int64_t>& ne) {
-    std::string s = "[";
-    for (std::size_t i = 0; i < ne.size(); ++i) s += (i > 0 ? ", " : "") + std::to_string(ne[i]);
-    return s + "]";
-}
-
 void print_json(out_buffer& out, const toolbox::prune_report& r) {
     json_writer j(out);
     j.begin_object();
@@ -74,19 +69,7 @@ void print_json(out_buffer& out, const toolbox::prune_report& r) {
     j.number(r.input_tensor_bytes);
     j.key("output_tensor_bytes");
     j.number(r.output_tensor_bytes);
-    j.key("outputs");
-    j.begin_array();
-    for (const toolbox::prune_output& o : r.outputs) {
-        j.begin_object(true);
-        j.key("path");
-        j.string(o.path.string());
-        j.key("file_size");
-        j.number(o.file_size);
-        j.key("tensor_count");
-        j.number(std::uint64_t{o.tensor_count});
-        j.end_object();
-    }
-    j.end_array();
+    outputs_json(j, r.outputs);
     j.key("tensors");
     j.begin_array();
     for (const toolbox::pruned_tensor& t : r.tensors) {
@@ -155,9 +138,7 @@ void print_text(out_buffer& out, const toolbox::prune_report& r) {
             out.print("  {} {}: {} -> {}\n", k.before.empty() ? "+" : (k.after.empty() ? "-" : "~"), gguf::escape(k.key),
                       k.before.empty() ? "(new)" : k.before, k.after.empty() ? "(removed)" : k.after);
     }
-    for (const toolbox::prune_output& o : r.outputs)
-        out.print("{} {}: {}, {} bytes ({})\n", r.written ? "Wrote" : "Would write", gguf::escape(o.path.string()),
-                  plural(o.tensor_count, "tensor", "tensors"), o.file_size, mib_text(o.file_size));
+    outputs_text(out, r.outputs, r.written);
 }
 
 int run(out_buffer& out) {
@@ -171,18 +152,7 @@ int run(out_buffer& out) {
     rq.dry_run = opt.dry_run;
     rq.overwrite = opt.force;
     if (!opt.tensors.empty()) rq.tensors = opt.tensors;
-    if (!opt.split_max_tensors.empty()) {
-        const auto n = toolbox::parse_count(opt.split_max_tensors);
-        if (!n) return usage_error(fmt::format("--split-max-tensors: {} is not a whole number", opt.split_max_tensors));
-        if (*n == 0) return usage_error("--split-max-tensors must be at least 1");
-        rq.split_max_tensors = *n;
-    }
-    if (!opt.split_max_size.empty()) {
-        std::string why;
-        const auto n = toolbox::parse_size(opt.split_max_size, why);
-        if (!n) return usage_error(fmt::format("--split-max-size: {}: {}", opt.split_max_size, why));
-        rq.split_max_bytes = *n;
-    }
+    if (auto rc = read_split_limits(opt.split_max_size, opt.split_max_tensors, rq.split_max_bytes, rq.split_max_tensors)) return *rc;
     // The lists are read against the model's counts by the library (the same reading as Python's).
     if (!opt.layers.empty()) rq.layers_text = opt.layers;
     if (!opt.experts.empty()) rq.experts_text = opt.experts;
@@ -195,11 +165,7 @@ int run(out_buffer& out) {
     }();
     if (!r) {
         const gguf::error& e = r.error();
-        if (gguf::is_output_exists(e))
-            return usage_error(fmt::format("{} already exists (use --force to replace it)", gguf::escape(e.file)));
-        if (e.code == gguf::errc::io_error && e.sys_errno == EINVAL && e.detail == "the output is one of the input files")
-            return usage_error(fmt::format("the output {} is one of the input's files: prune never writes over its input",
-                                           gguf::escape(e.file)));
+        if (auto rc = output_refusal(e, "one of the input's files: prune never writes over its input")) return *rc;
         if (e.code == gguf::errc::bad_value_text && e.subject == "tensors")
             return usage_error("--tensors " + opt.tensors + ": " + e.detail);
         if (e.code == toolbox::codes::bad_selection && (e.subject == "layers" || e.subject == "experts")) {

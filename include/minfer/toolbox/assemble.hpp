@@ -37,6 +37,7 @@
 
 #include "minfer/gguf/result.hpp"
 #include "minfer/gguf/types.hpp"
+#include "minfer/toolbox/output_file.hpp"
 
 namespace minfer::toolbox {
 
@@ -65,11 +66,7 @@ struct assembled_tensor {
     bool by_rule = false;     ///< taken by a `tensors:` rule
 };
 
-struct assemble_output {
-    std::filesystem::path path;
-    std::uint64_t file_size = 0;
-    std::uint32_t tensor_count = 0;
-};
+using assemble_output = output_file;
 
 struct assemble_report {
     std::string method;                      ///< mergekit's name: "passthrough", "linear", ...

@@ -40,6 +40,7 @@
 
 #include "minfer/gguf/result.hpp"
 #include "minfer/gguf/types.hpp"
+#include "minfer/toolbox/output_file.hpp"
 
 namespace minfer::toolbox {
 
@@ -87,11 +88,7 @@ struct pruned_key {
     std::string after;   ///< "" when the key goes
 };
 
-struct prune_output {
-    std::filesystem::path path;
-    std::uint64_t file_size = 0;  ///< exact
-    std::uint32_t tensor_count = 0;
-};
+using prune_output = output_file;
 
 struct prune_report {
     std::vector<pruned_tensor> tensors;       ///< the output's, in order
