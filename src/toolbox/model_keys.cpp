@@ -27,7 +27,12 @@ std::optional<std::uint32_t> block_of(std::string_view name, std::string_view& r
     return n;
 }
 
-std::string quoted_text(std::string_view v) { return "\"" + gguf::escape(v, '"') + "\""; }
+std::string quoted_text(std::string_view v) {
+    std::string s(1, '"');  // appended: GCC 12 -O3 warns falsely (-Wrestrict) on "\"" + string
+    s += gguf::escape(v, '"');
+    s += '"';
+    return s;
+}
 
 std::string value_text(const gguf::kv& e) {
     if (e.is_array()) return "array[" + std::string(gguf::to_string(e.element_type)) + "] of " + std::to_string(e.count);
