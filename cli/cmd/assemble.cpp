@@ -3,7 +3,10 @@
 // its source). --dry-run prints the plan: each output tensor with its model and source name, the
 // metadata set, every file's exact size.
 
+#include <unistd.h>
+
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include <fmt/format.h>
@@ -40,6 +43,23 @@ struct assemble_cli_options {
 };
 
 assemble_cli_options opt;  // filled by CLI11 during parsing, read by assemble_run()
+remote_args remote_opt;    // --max-fetch, --timeout, --stats (for models given as URLs)
+
+bool any_remote(const toolbox::fetch_totals& f) { return f.files > 0; }
+
+void fetched_json(json_writer& j, const toolbox::fetch_totals& f) {
+    j.key("fetched");
+    j.begin_object(true);
+    j.key("head_bytes");
+    j.number(f.head_bytes);
+    j.key("tensor_bytes_planned");
+    j.number(f.planned_bytes);
+    j.key("bytes");
+    j.number(f.bytes);
+    j.key("requests");
+    j.number(f.requests);
+    j.end_object();
+}
 
 void print_json(out_buffer& out, const toolbox::assemble_report& r) {
     json_writer j(out);
@@ -56,6 +76,7 @@ void print_json(out_buffer& out, const toolbox::assemble_report& r) {
     j.end_array();
     j.key("output_tensor_bytes");
     j.number(r.output_tensor_bytes);
+    fetched_json(j, r.fetched);
     outputs_json(j, r.outputs);
     j.key("tensors");
     j.begin_array();
@@ -109,6 +130,9 @@ void print_text(out_buffer& out, const toolbox::assemble_report& r) {
                       t.by_rule ? " (tensors: rule)" : "");
         out.print("Metadata:\n");
         for (const auto& [k, v] : r.metadata) out.print("  {} = {}\n", gguf::escape(k), v);
+        if (any_remote(r.fetched))
+            out.print("Remote: {} bytes of heads fetched; {} bytes of tensors to fetch\n", r.fetched.head_bytes,
+                      r.fetched.planned_bytes);
     }
     outputs_text(out, r.outputs, r.written);
 }
@@ -123,6 +147,14 @@ int run(out_buffer& out) {
     rq.dry_run = opt.dry_run;
     rq.overwrite = opt.force;
     if (auto rc = read_split_limits(opt.split_max_size, opt.split_max_tensors, rq.split_max_bytes, rq.split_max_tensors)) return *rc;
+    if (!remote_opt.max_fetch.empty()) {
+        std::string why;
+        const auto n = toolbox::parse_size(remote_opt.max_fetch, why);
+        if (!n) return usage_error("--max-fetch " + gguf::escape(remote_opt.max_fetch) + ": " + why);
+        rq.remote.max_fetch = *n;
+    }
+    if (remote_opt.timeout > 0) rq.remote.timeout_s = remote_opt.timeout;
+    if (const char* token = std::getenv("HF_TOKEN"); token != nullptr) rq.remote.hf_token = token;  // sent to the Hub only
     auto r = [&] {
         progress bar("assembling " + gguf::escape(opt.output), opt.quiet || opt.dry_run || opt.json);
         toolbox::assemble_events ev;
@@ -135,6 +167,10 @@ int run(out_buffer& out) {
         return report_error(e);
     }
     for (const std::string& w : r->warnings) fmt::print(stderr, "Warning: {}\n", w);
+    if (any_remote(r->fetched) && (remote_opt.stats || ::isatty(STDERR_FILENO) == 1))
+        fmt::print(stderr, "fetched {} bytes in {} from {} ({} of heads, {} of tensors)\n", r->fetched.bytes,
+                   plural(r->fetched.requests, "request", "requests"), plural(r->fetched.files, "remote file", "remote files"),
+                   r->fetched.head_bytes, r->fetched.bytes - r->fetched.head_bytes);
     if (opt.json) {
         print_json(out, *r);
     } else if (!opt.quiet || opt.dry_run) {
@@ -157,6 +193,7 @@ void assemble_add_options(CLI::App& sub) {
     sub.add_flag("--json", opt.json, "Print the plan or the result as JSON");
     sub.add_flag("-f,--force", opt.force, "Replace the output if it exists (never an input, a FIFO, device or directory)");
     sub.add_flag("--quiet", opt.quiet, "No progress line and no summary (warnings and errors are still printed)");
+    add_remote_options(sub, remote_opt);
 }
 
 int assemble_run() { return run_printing(run); }

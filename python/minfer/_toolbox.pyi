@@ -153,4 +153,6 @@ def assemble(
     dry_run: bool,
     overwrite: bool,
     progress: Optional[Callable[[int, int], object]],
+    max_fetch: Optional[int],
+    timeout: Optional[float],
 ) -> Dict[str, Any]: ...

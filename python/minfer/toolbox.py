@@ -638,17 +638,23 @@ def estimate(path_or_url: PathLike, *, ctx: Optional[int] = None, batch: int = 2
         if not isinstance(v, str):
             raise TypeError(f"{nm} must be a str, not {type(v).__name__}")
     fetch = None if max_fetch is None else parse_size(max_fetch, "max_fetch")
-    seconds: Optional[float] = None
-    if timeout is not None:
-        if isinstance(timeout, bool) or not isinstance(timeout, numbers.Real):
-            raise TypeError(f"timeout must be a number of seconds, not {type(timeout).__name__}")
-        seconds = float(timeout)
-        if not seconds > 0:
-            _usage(f"timeout {timeout}: expected a positive number of seconds")
+    seconds = _timeout(timeout)
     n_ctx = None if ctx is None else _int(ctx, "ctx", 1, 0xFFFFFF00)
     r = _toolbox.estimate(loc, n_ctx, _int(batch, "batch", 1, 2**32 - 1), _int(ubatch, "ubatch", 1, 2**32 - 1),
                           cache_type_k, cache_type_v, _int(parallel, "parallel", 1, 256), flash_attn, fetch, seconds)
     return cast(EstimateReport, r)
+
+
+def _timeout(timeout: Optional[float]) -> Optional[float]:
+    """A remote fetch's deadline in seconds (None: the default), checked as --timeout is."""
+    if timeout is None:
+        return None
+    if isinstance(timeout, bool) or not isinstance(timeout, numbers.Real):
+        raise TypeError(f"timeout must be a number of seconds, not {type(timeout).__name__}")
+    seconds = float(timeout)
+    if not seconds > 0:
+        _usage(f"timeout {timeout}: expected a positive number of seconds")
+    return seconds
 
 
 # -------------------------------------------------------------------------------------------- diff
@@ -985,6 +991,10 @@ class AssembleResult:
     file_size: int
     warnings: List[str]
     written: bool
+    #: What was fetched from models given as URLs: ``head_bytes``, ``tensor_bytes_planned`` (what a
+    #: write fetches of their tensors), ``bytes`` (received, heads and tensors), ``requests``; all 0
+    #: when every model is local.
+    fetched: Dict[str, int]
 
 
 def assemble(config: Union[PathLike, Mapping[str, Any]], output: PathLike, *,
@@ -994,7 +1004,9 @@ def assemble(config: Union[PathLike, Mapping[str, Any]], output: PathLike, *,
              split_max_tensors: Optional[int] = None,
              dry_run: bool = False,
              overwrite: bool = False,
-             progress: Optional[Callable[[int, int], object]] = None) -> AssembleResult:
+             progress: Optional[Callable[[int, int], object]] = None,
+             max_fetch: Union[int, str, None] = None,
+             timeout: Optional[float] = None) -> AssembleResult:
     """Build a model from a mergekit configuration (``minfer assemble``), through the same library
     call as the command. ``config``: a YAML/JSON file, or the config as a dict (mergekit's keys:
     ``merge_method``, ``slices``, ``models``, ``base_model``, ``parameters``, ...; minfer's
@@ -1002,6 +1014,13 @@ def assemble(config: Union[PathLike, Mapping[str, Any]], output: PathLike, *,
     task_arithmetic and ties dequantize each tensor exactly, merge it as mergekit does and quantize it
     back to the base tensor's type (``imatrix``: an importance matrix for that re-quantization). See
     docs/ASSEMBLE_CONFIG.md.
+
+    A model may be a URL (``http(s)://`` or ``hf://OWNER/REPO/FILE[@REVISION]``): its head is read as
+    :func:`estimate` reads one, then only the byte ranges of the tensors the output takes are fetched.
+    ``max_fetch``: the most bytes fetched over every remote model, heads and tensors (int or size text;
+    default: 64 MiB for the heads, then exactly the tensors taken; a plan beyond it is refused before
+    anything is written); ``timeout``: the whole command's seconds (default: 60 for the heads, then 60
+    plus 1 per MiB of tensors). ``$HF_TOKEN`` is sent to the Hub only.
 
     Raises RequestError (``bad_config``, ``unsupported_config``: exit_code 2; ``sources_incompatible``;
     ``key_not_adjustable``; ``usage`` for an output that exists without ``overwrite``),
@@ -1021,6 +1040,8 @@ def assemble(config: Union[PathLike, Mapping[str, Any]], output: PathLike, *,
     if progress is not None and not callable(progress):
         raise TypeError(f"progress must be a callable progress(done, total) or None, not {builtins.type(progress).__name__}")
     im = None if imatrix is None else _path(imatrix, "imatrix")
+    fetch = None if max_fetch is None else parse_size(max_fetch, "max_fetch")
+    seconds = _timeout(timeout)
     r = _toolbox.assemble(path, text, _path(output, "output"), _bool(provenance, "provenance"), im, max_bytes, max_tensors,
-                          _bool(dry_run, "dry_run"), _bool(overwrite, "overwrite"), progress)
+                          _bool(dry_run, "dry_run"), _bool(overwrite, "overwrite"), progress, fetch, seconds)
     return AssembleResult(**r)

@@ -4,6 +4,7 @@
 #include <pybind11/functional.h>
 #include <pybind11/stl.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -60,13 +61,20 @@ py::dict report_dict(const ::minfer::toolbox::assemble_report& rep) {
     r["file_size"] = total;
     r["warnings"] = warnings;
     r["written"] = rep.written;
+    py::dict fetched;
+    fetched["head_bytes"] = rep.fetched.head_bytes;
+    fetched["tensor_bytes_planned"] = rep.fetched.planned_bytes;
+    fetched["bytes"] = rep.fetched.bytes;
+    fetched["requests"] = rep.fetched.requests;
+    r["fetched"] = fetched;
     return r;
 }
 
 py::dict assemble(const std::optional<std::string>& config_path, const std::optional<std::string>& config_text,
                   const std::string& output, bool provenance, const std::optional<std::string>& imatrix,
                   std::optional<std::uint64_t> split_max_bytes,
-                  std::optional<std::uint64_t> split_max_tensors, bool dry_run, bool overwrite, const py::object& progress) {
+                  std::optional<std::uint64_t> split_max_tensors, bool dry_run, bool overwrite, const py::object& progress,
+                  std::optional<std::uint64_t> max_fetch, std::optional<double> timeout) {
     ::minfer::toolbox::assemble_request rq;
     if (config_path) rq.config = fs::path(*config_path);
     rq.config_text = config_text;
@@ -77,6 +85,9 @@ py::dict assemble(const std::optional<std::string>& config_path, const std::opti
     rq.split_max_tensors = split_max_tensors;
     rq.dry_run = dry_run;
     rq.overwrite = overwrite;
+    rq.remote.max_fetch = max_fetch;
+    rq.remote.timeout_s = timeout;
+    if (const char* token = std::getenv("HF_TOKEN"); token != nullptr) rq.remote.hf_token = token;  // sent to the Hub only
 
     progress_relay relay(progress);
     ::minfer::toolbox::assemble_events events;
@@ -97,7 +108,7 @@ py::dict assemble(const std::optional<std::string>& config_path, const std::opti
 void register_assemble(py::module_& m) {
     m.def("assemble", &assemble, py::arg("config_path"), py::arg("config_text"), py::arg("output"), py::arg("provenance"), py::arg("imatrix"),
           py::arg("split_max_bytes"), py::arg("split_max_tensors"), py::arg("dry_run"), py::arg("overwrite"),
-          py::arg("progress"), "Build a model from a mergekit config (minfer assemble). Returns the report as a dict.");
+          py::arg("progress"), py::arg("max_fetch"), py::arg("timeout"), "Build a model from a mergekit config (minfer assemble). Returns the report as a dict.");
 }
 
 }  // namespace minfer::python::toolbox

@@ -156,3 +156,43 @@ def test_bad_urls_and_options(server):
         minfer.open(f"{url}/m.gguf", timeout=0)
     with pytest.raises(TypeError):
         minfer.open(f"{url}/m.gguf", max_fetch="lots")
+
+
+def _llama_model(path: Path, seed: int) -> None:
+    """A 3-block llama-shaped model of f32 weights (1 MiB per block)."""
+    import numpy as np
+    rng = np.random.default_rng(seed)
+    tensors = [("token_embd.weight", [64, 256], 0, rng.standard_normal(64 * 256, dtype=np.float32).tobytes())]
+    for b in range(3):
+        tensors.append((f"blk.{b}.ffn_up.weight", [256, 1024], 0, rng.standard_normal(256 * 1024, dtype=np.float32).tobytes()))
+    path.write_bytes(G.gguf([("general.architecture", G.STRING, "llama"), ("llama.block_count", G.U32, 3),
+                             ("llama.embedding_length", G.U32, 64)], tensors))
+
+
+def test_assemble_takes_only_the_tensors_it_needs_from_a_url(server, tmp_path):
+    url, handler, root = server
+    _llama_model(root / "a.gguf", 1)
+    _llama_model(root / "b.gguf", 2)
+    cfg = {"merge_method": "passthrough",
+           "slices": [{"sources": [{"model": f"{url}/a.gguf", "layer_range": [0, 1]}]},
+                      {"sources": [{"model": f"{url}/b.gguf", "layer_range": [2, 3]}]}]}
+    local = {"merge_method": "passthrough",
+             "slices": [{"sources": [{"model": str(root / "a.gguf"), "layer_range": [0, 1]}]},
+                        {"sources": [{"model": str(root / "b.gguf"), "layer_range": [2, 3]}]}]}
+    r = minfer.assemble(cfg, tmp_path / "remote.gguf", provenance=False)
+    minfer.assemble(local, tmp_path / "local.gguf", provenance=False)
+    assert (tmp_path / "remote.gguf").read_bytes() == (tmp_path / "local.gguf").read_bytes()
+    taken = 64 * 256 * 4 + 2 * 256 * 1024 * 4  # the embedding and one block of each model
+    assert r.fetched["tensor_bytes_planned"] == taken
+    assert r.fetched["bytes"] == r.fetched["head_bytes"] + taken == handler.sent
+    assert handler.sent <= r.fetched["head_bytes"] + taken + (1 << 20) < (root / "a.gguf").stat().st_size * 2 - (1 << 20)
+    # a budget below the plan: refused before any tensor is fetched, nothing written
+    handler.sent = 0
+    with pytest.raises(minfer.GGUFIOError) as info:
+        minfer.assemble(cfg, tmp_path / "never.gguf", max_fetch="1MiB")
+    assert info.value.code == "fetch_budget_exceeded" and info.value.exit_code == 3
+    assert not (tmp_path / "never.gguf").exists()
+    assert handler.sent <= 2 * 256 * 1024  # the heads' first ranges only
+    with pytest.raises(minfer.RequestError) as info:
+        minfer.assemble(cfg, tmp_path / "never.gguf", timeout=0)
+    assert info.value.exit_code == 2

@@ -220,6 +220,9 @@ std::string error::describe(bool path_said) const {
             return "the first " + num(found) + " bytes do not decide the parse; at least " + num(expected) +
                    " are needed";
         case errc::fetch_budget_exceeded:
+            if (!detail.empty())  // a command's whole fetch (assemble: the heads and the tensors it takes)
+                return "the fetch needs " + num(found) + " bytes, more than the fetch budget of " + num(expected) + " (" + detail +
+                       "; raise it with --max-fetch)";
             return "the metadata and tensor table need at least " + num(found) + " bytes, more than the fetch budget of " +
                    num(expected) + " (raise it with --max-fetch)";
         case errc::http_status:

@@ -58,6 +58,16 @@ gguf::result<std::unique_ptr<gguf::byte_source>> http_opener::open(const std::st
     return open_http_source(location, options_, budget_, *stats);
 }
 
+gguf::result<std::unique_ptr<range_reader>> http_opener::open_ranges(const std::string& location, std::uint64_t size) noexcept {
+    part_stats* stats = nullptr;
+    try {
+        stats = new_part(location);
+    } catch (const std::bad_alloc&) {
+        return gguf::unexpected(gguf::out_of_memory_error("opening the remote file"));
+    }
+    return open_range_reader(location, size, options_, budget_, *stats);
+}
+
 gguf::head_options http_opener::head(const gguf::limits& caps) const {
     gguf::head_options o;
     o.caps = caps;

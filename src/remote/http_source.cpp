@@ -242,55 +242,33 @@ bool transient_curl(CURLcode c) noexcept {
     }
 }
 
-class http_source final : public gguf::byte_source {
+// One remote file's range requests on one libcurl handle: each answer checked against what was
+// asked (and, after the first, against the file's size learned before), retried while the deadline
+// and the retry count allow, every byte counted against the shared budget. The head source below
+// and range_reader both fetch through it.
+class range_client {
 public:
-    http_source(const detail::curl_functions& api, std::string url, const fetch_options& options, fetch_budget& budget,
-                part_stats& stats)
+    range_client(const detail::curl_functions& api, std::string url, const fetch_options& options, fetch_budget& budget,
+                 part_stats& stats)
         : api_(&api), url_(std::move(url)), options_(options), budget_(budget), stats_(stats) {
         options_.deadline = options_.deadline_from_now();  // the opener's, or now + timeout_s when alone
     }
-    ~http_source() override {
+    ~range_client() {
         if (curl_) api_->easy_cleanup(curl_);
-        if (headers_) api_->slist_free_all(headers_);
     }
-    http_source(const http_source&) = delete;
-    http_source& operator=(const http_source&) = delete;
+    range_client(const range_client&) = delete;
+    range_client& operator=(const range_client&) = delete;
+
+    const std::string& url() const noexcept { return url_; }
+    fetch_budget& budget() const noexcept { return budget_; }
+    std::uint64_t first_read() const noexcept { return options_.first_read; }
 
     gguf::result<void> start() {
         curl_ = api_->easy_init();
         if (!curl_) return gguf::unexpected(make_error(errc::transfer_failed, url_, "libcurl could not start a transfer"));
-        if (budget_.left() == 0) return gguf::unexpected(over_budget(1));
-        const std::uint64_t len = std::max<std::uint64_t>(1, std::min(options_.first_read, budget_.left()));
-        auto r = fetch(0, len - 1, true);
-        if (!r) return r;
         return {};
     }
 
-    std::uint64_t size() const noexcept override { return size_; }
-
-    gguf::result<std::span<const std::byte>> prefix(std::uint64_t n) noexcept override {
-        if (n > size_) n = size_;
-        if (n > have_) {
-            try {
-                auto r = fetch(have_, n - 1, false);
-                if (!r) return gguf::unexpected(std::move(r).error());
-            } catch (const std::bad_alloc&) {
-                return gguf::unexpected(oom(url_, "holding the file's head"));
-            }
-        }
-        return std::span<const std::byte>(buf_.get(), static_cast<std::size_t>(n));
-    }
-
-    gguf::mapped_file take() noexcept override {
-        const std::size_t n = have_;
-        have_ = 0;
-        cap_ = 0;
-        return gguf::mapped_file::adopt(std::move(buf_), n);
-    }
-
-    bool whole() const noexcept override { return false; }
-
-private:
     error over_budget(std::uint64_t need) const {
         error e = make_error(errc::fetch_budget_exceeded, url_, {});
         e.expected = budget_.max();
@@ -298,15 +276,48 @@ private:
         return e;
     }
 
-    void ensure_room(std::uint64_t n) {
-        if (n <= cap_) return;
-        if (n > SIZE_MAX) throw std::bad_alloc();
-        std::unique_ptr<std::byte[]> bigger(new std::byte[static_cast<std::size_t>(n)]);
-        if (have_ > 0) std::memcpy(bigger.get(), buf_.get(), have_);
-        buf_ = std::move(bigger);
-        cap_ = n;
+    // Bytes [first, last] into dest (room for last - first + 1). The first request of a file learns
+    // its size (total; the answer may be shorter at the end of the file); a later one must find the
+    // same size (known_total). @returns the bytes received.
+    gguf::result<std::uint64_t> fetch(std::uint64_t first, std::uint64_t last, std::byte* dest, bool first_request,
+                                      std::uint64_t known_total, std::uint64_t& total) {
+        const std::uint64_t len = last - first + 1;
+        for (int k = 0;; ++k) {
+            const long long left = left_ms();
+            if (left <= 0)  // a request never starts after the deadline (a later part, a retry)
+                return gguf::unexpected(make_error(errc::transfer_failed, url_,
+                                                   "not started: " + deadline_text(options_.timeout_s) + " has passed"));
+            if (!budget_.reserve(len)) return gguf::unexpected(over_budget(len));
+            transfer t;
+            t.curl = curl_;
+            t.api = api_;
+            t.url = &url_;
+            t.first = first;
+            t.last = last;
+            t.first_request = first_request;
+            t.known_total = known_total;
+            t.dest = dest;
+            t.stats = &stats_;
+            bool retry = false;
+            auto r = attempt(t, retry, left);
+            budget_.release(len - std::min(len, t.received));
+            if (r) {
+                total = t.total;
+                return t.received;
+            }
+            if (!retry || k >= options_.retries) return gguf::unexpected(std::move(r).error());
+            // the wait before the retry, and the retry itself, only while time is left
+            const long long wait = std::min<long long>(options_.retry_backoff_ms * (k + 1), std::max(0LL, left_ms()));
+            std::this_thread::sleep_for(std::chrono::milliseconds(wait));
+            if (left_ms() <= 0) {
+                error e = std::move(r).error();
+                e.detail += std::string(e.detail.empty() ? "" : "; ") + "no time left to retry within " + deadline_text(options_.timeout_s);
+                return gguf::unexpected(std::move(e));
+            }
+        }
     }
 
+private:
     // Milliseconds until the deadline (≤ 0: it has passed).
     long long left_ms() const noexcept {
         return std::chrono::duration_cast<std::chrono::milliseconds>(options_.deadline - std::chrono::steady_clock::now()).count();
@@ -401,57 +412,115 @@ private:
         return {};
     }
 
-    gguf::result<void> fetch(std::uint64_t first, std::uint64_t last, bool first_request) {
-        const std::uint64_t len = last - first + 1;
-        // the budget before the buffer: a head a server claims to be huge is refused, not allocated
-        if (len > budget_.left()) return gguf::unexpected(over_budget(len));
-        ensure_room(have_ + len);
-        for (int k = 0;; ++k) {
-            const long long left = left_ms();
-            if (left <= 0)  // a request never starts after the deadline (a later part, a retry)
-                return gguf::unexpected(make_error(errc::transfer_failed, url_,
-                                                   "not started: " + deadline_text(options_.timeout_s) + " has passed"));
-            if (!budget_.reserve(len)) return gguf::unexpected(over_budget(len));
-            transfer t;
-            t.curl = curl_;
-            t.api = api_;
-            t.url = &url_;
-            t.first = first;
-            t.last = last;
-            t.first_request = first_request;
-            t.known_total = size_;
-            t.dest = buf_.get() + have_;
-            t.stats = &stats_;
-            bool retry = false;
-            auto r = attempt(t, retry, left);
-            budget_.release(len - std::min(len, t.received));
-            if (r) {
-                if (first_request) size_ = t.total;
-                have_ += t.received;
-                return {};
-            }
-            if (!retry || k >= options_.retries) return r;
-            // the wait before the retry, and the retry itself, only while time is left
-            const long long wait = std::min<long long>(options_.retry_backoff_ms * (k + 1), std::max(0LL, left_ms()));
-            std::this_thread::sleep_for(std::chrono::milliseconds(wait));
-            if (left_ms() <= 0) {
-                error e = std::move(r).error();
-                e.detail += std::string(e.detail.empty() ? "" : "; ") + "no time left to retry within " + deadline_text(options_.timeout_s);
-                return gguf::unexpected(std::move(e));
-            }
-        }
-    }
-
     const detail::curl_functions* api_;
     std::string url_;
     fetch_options options_;
     fetch_budget& budget_;
     part_stats& stats_;
     CURL* curl_ = nullptr;
-    curl_slist* headers_ = nullptr;
     char errbuf_[CURL_ERROR_SIZE] = {};
+};
+
+// The head of a file: a prefix grown by further ranges into one buffer.
+class http_source final : public gguf::byte_source {
+public:
+    http_source(const detail::curl_functions& api, std::string url, const fetch_options& options, fetch_budget& budget,
+                part_stats& stats)
+        : client_(api, std::move(url), options, budget, stats) {}
+
+    gguf::result<void> start() {
+        if (auto r = client_.start(); !r) return r;
+        if (client_.budget().left() == 0) return gguf::unexpected(client_.over_budget(1));
+        const std::uint64_t len = std::max<std::uint64_t>(1, std::min(client_.first_read(), client_.budget().left()));
+        return grow(0, len - 1, true);
+    }
+
+    std::uint64_t size() const noexcept override { return size_; }
+
+    gguf::result<std::span<const std::byte>> prefix(std::uint64_t n) noexcept override {
+        if (n > size_) n = size_;
+        if (n > have_) {
+            try {
+                auto r = grow(have_, n - 1, false);
+                if (!r) return gguf::unexpected(std::move(r).error());
+            } catch (const std::bad_alloc&) {
+                return gguf::unexpected(oom(client_.url(), "holding the file's head"));
+            }
+        }
+        return std::span<const std::byte>(buf_.get(), static_cast<std::size_t>(n));
+    }
+
+    gguf::mapped_file take() noexcept override {
+        const std::size_t n = have_;
+        have_ = 0;
+        cap_ = 0;
+        return gguf::mapped_file::adopt(std::move(buf_), n);
+    }
+
+    bool whole() const noexcept override { return false; }
+
+private:
+    void ensure_room(std::uint64_t n) {
+        if (n <= cap_) return;
+        if (n > SIZE_MAX) throw std::bad_alloc();
+        std::unique_ptr<std::byte[]> bigger(new std::byte[static_cast<std::size_t>(n)]);
+        if (have_ > 0) std::memcpy(bigger.get(), buf_.get(), have_);
+        buf_ = std::move(bigger);
+        cap_ = n;
+    }
+
+    gguf::result<void> grow(std::uint64_t first, std::uint64_t last, bool first_request) {
+        const std::uint64_t len = last - first + 1;
+        // the budget before the buffer: a head a server claims to be huge is refused, not allocated
+        if (len > client_.budget().left()) return gguf::unexpected(client_.over_budget(len));
+        ensure_room(have_ + len);
+        std::uint64_t total = 0;
+        auto got = client_.fetch(first, last, buf_.get() + have_, first_request, size_, total);
+        if (!got) return gguf::unexpected(std::move(got).error());
+        if (first_request) size_ = total;
+        have_ += *got;
+        return {};
+    }
+
+    range_client client_;
     std::unique_ptr<std::byte[]> buf_;
     std::uint64_t have_ = 0, cap_ = 0, size_ = 0;
+};
+
+// Any range of a file whose size is known (from its verified head): straight into the caller's buffer.
+class http_range_reader final : public range_reader {
+public:
+    http_range_reader(const detail::curl_functions& api, std::string url, std::uint64_t size, const fetch_options& options,
+                      fetch_budget& budget, part_stats& stats)
+        : client_(api, std::move(url), options, budget, stats), size_(size) {}
+
+    gguf::result<void> start() { return client_.start(); }
+
+    std::uint64_t size() const noexcept override { return size_; }
+
+    gguf::result<void> read(std::uint64_t offset, std::span<std::byte> dest) noexcept override {
+        try {
+            if (dest.empty()) return {};
+            if (offset > size_ || dest.size() > size_ - offset) {
+                error e = make_error(errc::index_out_of_range, client_.url(),
+                                     "bytes " + num(offset) + "+" + num(dest.size()) + " asked of a file of " + num(size_));
+                return gguf::unexpected(std::move(e));
+            }
+            std::uint64_t total = 0;
+            auto got = client_.fetch(offset, offset + dest.size() - 1, dest.data(), false, size_, total);
+            if (!got) return gguf::unexpected(std::move(got).error());
+            if (*got != dest.size())  // a 206 is checked to be the range asked; this is the belt to those braces
+                return gguf::unexpected(make_error(errc::transfer_failed, client_.url(),
+                                                   "received " + num(*got) + " of the " + num(dest.size()) + " bytes asked"));
+            return {};
+        } catch (const std::bad_alloc&) {
+            return gguf::unexpected(oom(client_.url(), "reading a range of the file"));
+        }
+    }
+
+private:
+    range_client client_;
+    std::uint64_t size_;
 };
 
 }  // namespace
@@ -469,6 +538,24 @@ gguf::result<std::unique_ptr<gguf::byte_source>> open_http_source(const std::str
         auto r = src->start();
         if (!r) return gguf::unexpected(std::move(r).error());
         return std::unique_ptr<gguf::byte_source>(std::move(src));
+    } catch (const std::bad_alloc&) {
+        return gguf::unexpected(oom(url, "opening the remote file"));
+    }
+}
+
+gguf::result<std::unique_ptr<range_reader>> open_range_reader(const std::string& url, std::uint64_t size,
+                                                              const fetch_options& options, fetch_budget& budget,
+                                                              part_stats& stats) noexcept {
+    try {
+        auto api = detail::curl_library();
+        if (!api) {
+            gguf::error e = std::move(api).error();
+            e.file = url;
+            return gguf::unexpected(std::move(e));
+        }
+        auto reader = std::make_unique<http_range_reader>(**api, url, size, options, budget, stats);
+        if (auto r = reader->start(); !r) return gguf::unexpected(std::move(r).error());
+        return std::unique_ptr<range_reader>(std::move(reader));
     } catch (const std::bad_alloc&) {
         return gguf::unexpected(oom(url, "opening the remote file"));
     }

@@ -27,6 +27,7 @@
 #include "assemble_merge.hpp"
 #include "model_keys.hpp"
 #include "output_parts.hpp"
+#include "remote_models.hpp"
 
 namespace minfer::toolbox {
 namespace {
@@ -42,13 +43,15 @@ bool is_remote(std::string_view s) {
     return s.starts_with("http://") || s.starts_with("https://") || s.starts_with("hf://");
 }
 
-// One opened source model.
+// One opened source model: a local file (its tensors kernel-copied) or a URL (heads only; its
+// tensors fetched by remote_models).
 struct source {
     std::string text;  // as the config names it
     gguf::model model;
-    gguf::model_source files;
+    std::optional<gguf::model_source> files;  // local only
     std::string arch;
     std::uint32_t blocks = 0;
+    bool remote() const { return !files.has_value(); }
 };
 
 // The per-layer hyperparameters llama.cpp reads as arrays (get_key_or_arr): a difference between
@@ -129,18 +132,23 @@ gguf::result<assemble_report> run(const assemble_request& rq, const assemble_eve
 
     // Every model the config names, opened once, in first-use order.
     std::vector<std::unique_ptr<source>> sources;
+    detail::remote_models remotes(rq.remote);
     auto open = [&](const model_source& ms) -> gguf::result<const source*> {
         for (const auto& s : sources)
             if (s->text == ms.text) return s.get();
-        if (is_remote(ms.text))
-            return unexpected(make_error(codes::unsupported_config, ms.text,
-                                         "a remote source: download it first (remote sources are not read by assemble yet)"));
-        auto m = gguf::model::open(ms.text);
-        if (!m) return unexpected(std::move(m).error());
-        if (auto r = m->require_complete(); !r) return unexpected(std::move(r).error());
-        auto files = gguf::model_source::open(*m);
-        if (!files) return unexpected(std::move(files).error());
-        auto s = std::make_unique<source>(source{ms.text, std::move(*m), std::move(*files), {}, 0});
+        std::unique_ptr<source> s;
+        if (is_remote(ms.text)) {
+            auto m = remotes.open(ms.text);
+            if (!m) return unexpected(std::move(m).error());
+            s = std::make_unique<source>(source{ms.text, std::move(*m), std::nullopt, {}, 0});
+        } else {
+            auto m = gguf::model::open(ms.text);
+            if (!m) return unexpected(std::move(m).error());
+            if (auto r = m->require_complete(); !r) return unexpected(std::move(r).error());
+            auto files = gguf::model_source::open(*m);
+            if (!files) return unexpected(std::move(files).error());
+            s = std::make_unique<source>(source{ms.text, std::move(*m), std::move(*files), {}, 0});
+        }
         auto arch = s->model.get<std::string_view>("general.architecture");
         if (!arch) return unexpected(std::move(arch).error());
         s->arch = std::string(*arch);
@@ -292,6 +300,10 @@ gguf::result<assemble_report> run(const assemble_request& rq, const assemble_eve
     // A merge: every output tensor merged from the same tensor of every input of its group (a block's
     // tensor from each source's layer at the same offset; a tensor before the blocks from the first
     // slice's sources, one after them from the last slice's, as mergekit's planner takes them).
+    // The remote bytes the plan takes (each merge input once: it is fetched into a temporary copy),
+    // and where those copies go: beside the output.
+    std::uint64_t remote_tensor_bytes = 0;
+    const std::filesystem::path spool_dir = rq.output.has_parent_path() ? rq.output.parent_path() : std::filesystem::path(".");
     if (merging) {
         auto default_of = [&](std::string_view name) -> std::optional<double> {
             const method_parameter* mp = find_method_parameter(c.method, name);
@@ -323,6 +335,7 @@ gguf::result<assemble_report> run(const assemble_request& rq, const assemble_eve
                 (void)last_block;
             }
             detail::merge_job job;
+            job.spool_dir = spool_dir;
             job.name = p.name;
             job.to = info.type;
             job.ne = info.ne;
@@ -352,6 +365,14 @@ gguf::result<assemble_report> run(const assemble_request& rq, const assemble_eve
                     return unexpected(make_error(codes::sources_incompatible, name, "another shape in " + in.src->text + " than in " + p.from->text));
                 job.models.push_back(&in.src->model);
                 job.tensors.push_back(t);
+                if (in.src->remote()) {
+                    job.reads.push_back([&remotes, m = &in.src->model, t](std::uint64_t off, std::span<std::byte> out) {
+                        return remotes.read(*m, *t, off, out);
+                    });
+                    remote_tensor_bytes += t->info->n_bytes;
+                } else {
+                    job.reads.emplace_back();
+                }
                 const tensor_site site{p.name, name, arch, g->slice, offset, g->layers};
                 merge_math::model_parameters mp;
                 const bool is_base = k == g->base && c.method != merge_method::linear;
@@ -546,7 +567,11 @@ gguf::result<assemble_report> run(const assemble_request& rq, const assemble_eve
         t.type = p.ref->info->type;
         t.ne.assign(p.ref->info->ne.begin(), p.ref->info->ne.begin() + std::max<std::uint32_t>(1, p.ref->info->n_dims));
         t.n_bytes = p.ref->info->n_bytes;
-        t.source = [&p] { return p.merged ? *p.merged : p.from->files.tensor(*p.ref); };
+        t.source = [&p, &remotes] {
+            if (p.merged) return *p.merged;
+            return p.from->remote() ? remotes.tensor(p.from->model, *p.ref) : p.from->files->tensor(*p.ref);
+        };
+        if (!p.merged && p.from->remote()) remote_tensor_bytes += p.ref->info->n_bytes;
         report.tensors.push_back({p.name, p.merged ? std::string("(merged)") : p.from->text, std::string(p.ref->info->name), t.type, t.ne,
                                   t.n_bytes, p.by_rule});
         report.output_tensor_bytes += t.n_bytes;
@@ -559,14 +584,20 @@ gguf::result<assemble_report> run(const assemble_request& rq, const assemble_eve
     orq.overwrite = rq.overwrite;
     if (auto a = d.model.get_as<std::uint32_t>(gguf::alignment_key)) orq.alignment = *a;
     for (const auto& s : sources)
-        for (const gguf::model_part& part : s->model.parts()) orq.inputs.push_back(part.path);
+        if (!s->remote())
+            for (const gguf::model_part& part : s->model.parts()) orq.inputs.push_back(part.path);
     if (!rq.config_text) orq.inputs.push_back(rq.config);
     if (rq.imatrix) orq.inputs.push_back(*rq.imatrix);
     auto layout = detail::lay_out(tensors, put_metadata, orq);
     if (!layout) return unexpected(std::move(layout).error());
     for (const detail::laid_out_part& part : layout->parts) report.outputs.push_back({part.path, part.file_size, part.tensor_count});
+    // Before anything is written: the remote tensors must fit what --max-fetch leaves after the heads.
+    if (auto r = remotes.start_tensors(remote_tensor_bytes); !r) return unexpected(std::move(r).error());
+    report.fetched = remotes.totals();
     if (rq.dry_run) return report;
-    if (auto r = detail::write_out(*layout, rq.overwrite, events.progress); !r) return unexpected(std::move(r).error());
+    auto written = detail::write_out(*layout, rq.overwrite, events.progress);
+    report.fetched = remotes.totals();
+    if (!written) return unexpected(std::move(written).error());
     report.written = true;
     return report;
 }

@@ -1,11 +1,17 @@
 // A merged tensor as a writer source (assemble_merge.hpp).
 #include "assemble_merge.hpp"
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <memory>
 #include <new>
 #include <string>
+#include <vector>
 #include <utility>
 
 #include "minfer/quant/dequantize.hpp"
@@ -17,6 +23,68 @@ namespace minfer::toolbox::detail {
 namespace {
 
 constexpr std::uint64_t batch_values = std::uint64_t{1} << 20;
+constexpr std::size_t spool_chunk = std::size_t{4} << 20;  // one range request per chunk
+
+gguf::error spool_error(const std::filesystem::path& dir, const std::string& what, int err) {
+    gguf::error e;
+    e.code = gguf::errc::io_error;
+    e.file = dir.string();
+    e.detail = what;
+    e.sys_errno = err;
+    return e;
+}
+
+// A remote input's bytes in an unlinked temporary file, mapped read-only.
+class spool {
+public:
+    spool() = default;
+    spool(const spool&) = delete;
+    spool& operator=(const spool&) = delete;
+    ~spool() { release(); }
+
+    gguf::result<std::span<const std::byte>> fill(const std::filesystem::path& dir, const merge_job::read_fn& read, std::uint64_t n) {
+        release();
+        if (n == 0) return std::span<const std::byte>();
+        const std::filesystem::path where = dir.empty() ? std::filesystem::path(".") : dir;
+        fd_ = ::open(where.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+        if (fd_ < 0 && (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL)) {
+            std::string name = (where / ".minfer-spool-XXXXXX").string();  // a filesystem without O_TMPFILE
+            fd_ = ::mkostemp(name.data(), O_CLOEXEC);
+            if (fd_ >= 0) ::unlink(name.c_str());
+        }
+        if (fd_ < 0) return gguf::unexpected(spool_error(where, "create a temporary file for a remote tensor in", errno));
+        std::vector<std::byte> buf(static_cast<std::size_t>(std::min<std::uint64_t>(n, spool_chunk)));
+        for (std::uint64_t off = 0; off < n;) {
+            const std::size_t k = static_cast<std::size_t>(std::min<std::uint64_t>(buf.size(), n - off));
+            if (auto r = read(off, std::span<std::byte>(buf.data(), k)); !r) return gguf::unexpected(std::move(r).error());
+            for (std::size_t w = 0; w < k;) {
+                const ssize_t put = ::pwrite(fd_, buf.data() + w, k - w, static_cast<off_t>(off + w));
+                if (put < 0 && errno == EINTR) continue;
+                if (put <= 0) return gguf::unexpected(spool_error(where, "write a remote tensor's temporary copy in", put < 0 ? errno : ENOSPC));
+                w += static_cast<std::size_t>(put);
+            }
+            off += k;
+        }
+        void* m = ::mmap(nullptr, static_cast<std::size_t>(n), PROT_READ, MAP_SHARED, fd_, 0);
+        if (m == MAP_FAILED) return gguf::unexpected(spool_error(where, "map a remote tensor's temporary copy in", errno));
+        map_ = m;
+        size_ = static_cast<std::size_t>(n);
+        return std::span<const std::byte>(static_cast<const std::byte*>(map_), size_);
+    }
+
+    void release() noexcept {
+        if (map_ != nullptr) ::munmap(map_, size_);
+        if (fd_ >= 0) ::close(fd_);
+        map_ = nullptr;
+        size_ = 0;
+        fd_ = -1;
+    }
+
+private:
+    int fd_ = -1;
+    void* map_ = nullptr;
+    std::size_t size_ = 0;
+};
 
 class merging {
 public:
@@ -30,6 +98,10 @@ public:
     }
 
     gguf::result<void> fill(std::uint64_t offset, std::span<std::byte> out) {
+        if (!inputs_ready_) {
+            if (auto r = fetch_remote_inputs(); !r) return r;
+            inputs_ready_ = true;
+        }
         if (!statistics_done_) {
             if (auto r = statistics(); !r) return r;
             statistics_done_ = true;
@@ -44,10 +116,35 @@ public:
             out = out.subspan(static_cast<std::size_t>(n));
             offset += n;
         }
+        if (offset == n_rows_ * row_bytes_)  // the tensor's last byte: its remote inputs' copies go
+            for (spool& sp : spools_) sp.release();
         return {};
     }
 
 private:
+    // Each input's bytes: the model's mapping, or a remote input's temporary copy.
+    gguf::result<void> fetch_remote_inputs() {
+        const std::size_t n = job_.models.size();
+        data_.resize(n);
+        spools_ = std::vector<spool>(n);
+        for (std::size_t i = 0; i < n; ++i) {
+            const gguf::tensor_ref& t = *job_.tensors[i];
+            if (i >= job_.reads.size() || !job_.reads[i]) {
+                data_[i] = job_.models[i]->tensor_data(t);
+                continue;
+            }
+            if (!merger_.reads(i)) continue;
+            auto d = spools_[i].fill(job_.spool_dir, job_.reads[i], t.info->n_bytes);
+            if (!d) {
+                gguf::error e = std::move(d).error();
+                if (e.subject.empty()) e.subject = t.info->name;
+                return gguf::unexpected(std::move(e));
+            }
+            data_[i] = *d;
+        }
+        return {};
+    }
+
     // Rows [row, row + k) of every source the pass reads, as f32.
     gguf::result<void> load(std::uint64_t row, std::uint64_t k) {
         const std::size_t n = job_.models.size();
@@ -57,7 +154,7 @@ private:
             if (!merger_.reads(i)) continue;
             inputs_[i].resize(static_cast<std::size_t>(k * n_per_row_));
             const gguf::tensor_ref& t = *job_.tensors[i];
-            if (auto r = quant::dequantize_range(t.info->type, job_.models[i]->tensor_data(t), row * n_per_row_, inputs_[i],
+            if (auto r = quant::dequantize_range(t.info->type, data_[i], row * n_per_row_, inputs_[i],
                                                  job_.threads);
                 !r) {
                 gguf::error e = std::move(r).error();
@@ -129,7 +226,9 @@ private:
 
     merge_job job_;
     merge_math::merger merger_;
-    bool statistics_done_ = false;
+    bool inputs_ready_ = false, statistics_done_ = false;
+    std::vector<std::span<const std::byte>> data_;
+    std::vector<spool> spools_;
     std::uint64_t n_per_row_ = 0, n_rows_ = 0, row_bytes_ = 0, batch_rows_ = 1, rows_per_matrix_ = 1;
     std::vector<std::vector<float>> inputs_;
     std::vector<std::span<const float>> spans_;

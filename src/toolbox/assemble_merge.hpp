@@ -5,6 +5,8 @@
 // back to the output type with minfer::quant's byte-exact quantizer, each batch checked as
 // llama.cpp checks quantized rows. Memory: one batch per source plus the output batch.
 #include <cstdint>
+#include <filesystem>
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -21,6 +23,13 @@ struct merge_job {
     std::string name;                                  ///< the output tensor's
     std::vector<const gguf::model*> models;            ///< one per merge input, in merge order
     std::vector<const gguf::tensor_ref*> tensors;      ///< each model's tensor
+    /// Per input: empty for a local model (its mapping is read), or how to fetch the tensor's bytes
+    /// [offset, + out.size()) of a remote one. A remote input is fetched once, when the tensor's
+    /// merge starts, into an unlinked temporary file in spool_dir (the merge's passes read it again
+    /// and again), which is gone once the tensor's last byte is produced.
+    using read_fn = std::function<gguf::result<void>(std::uint64_t offset, std::span<std::byte> out)>;
+    std::vector<read_fn> reads;
+    std::filesystem::path spool_dir;
     gguf::tensor_type to = gguf::tensor_type::f32;     ///< the output type
     std::array<std::int64_t, 4> ne{1, 1, 1, 1};
     unsigned threads = 0;

@@ -763,8 +763,9 @@ TEST(StoriesLogits, AssembleRefusals) {
          1, "qwen2"},
         {"merge_method: dare_ties\nbase_model: " + s + "\nmodels:\n  - model: " + s + "\n", 2, "dare_ties"},
         {"merge_method: passthrough\nslices: [\n", 2, "not valid"},
-        {"merge_method: passthrough\nslices:\n  - sources:\n      - model: https://example.com/m.gguf\n        layer_range: [0, 2]\n", 2,
-         "remote"},
+        // a malformed URL (remote sources themselves: tests/remote/test_remote_assemble.cpp)
+        {"merge_method: passthrough\nslices:\n  - sources:\n      - model: \"https://exa mple.com/m.gguf\"\n        layer_range: [0, 2]\n", 2,
+         "exa mple"},
         {"merge_method: passthrough\nslices:\n  - sources:\n      - model: " + s +
              "\n        layer_range: [0, 5]\ntensors:\n  - name: output_norm\n    model: " + sample.string() + "\n",
          1, "qwen2"},

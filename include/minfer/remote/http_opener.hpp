@@ -21,6 +21,9 @@ public:
     std::string file_name(const std::string& location) const override;
     std::string sibling(const std::string& location, const std::string& name) const override;
     gguf::result<std::unique_ptr<gguf::byte_source>> open(const std::string& location) noexcept override;
+    /// A range_reader of `location` (a file of `size` bytes), under this opener's budget, deadline
+    /// and statistics (a new entry in stats()). @returns open_range_reader's errors.
+    gguf::result<std::unique_ptr<range_reader>> open_ranges(const std::string& location, std::uint64_t size) noexcept;
     /// Heads start at fetch_options::first_read (for the entry and every part).
     gguf::head_options head(const gguf::limits& caps) const override;
     std::vector<gguf::result<gguf::fetched_head>> fetch_heads(std::span<const std::string> locations,

@@ -27,7 +27,10 @@
 // general.base_model.* lists the models (name, organization, version, repo_url) and minfer.recipe
 // holds the config (as YAML text), unless provenance = false.
 // The output (one file or a split set) is written by toolbox::write_parts; nothing is printed.
-// Sources are local files or part 1 of local split sets.
+// Sources are local files, part 1 of local split sets, or URLs (http://, https://, hf://OWNER/REPO/FILE
+// [@REVISION]): a remote model's heads are read as `minfer info URL` reads them, then only the byte
+// ranges of the tensors the output takes are fetched (remote_models.hpp): a copied tensor a writer
+// chunk at a time, a merge input once into a temporary file beside the output.
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -38,6 +41,7 @@
 #include "minfer/gguf/result.hpp"
 #include "minfer/gguf/types.hpp"
 #include "minfer/toolbox/output_file.hpp"
+#include "minfer/toolbox/remote_settings.hpp"
 
 namespace minfer::toolbox {
 
@@ -54,6 +58,8 @@ struct assemble_request {
     std::optional<std::uint64_t> split_max_tensors;
     bool dry_run = false;
     bool overwrite = false;
+    /// For models given as URLs: the budget, deadline and Hub token.
+    remote_settings remote;
 };
 
 struct assembled_tensor {
@@ -77,6 +83,9 @@ struct assemble_report {
     std::vector<assemble_output> outputs;
     std::uint64_t output_tensor_bytes = 0;
     std::vector<std::string> warnings;
+    /// What was fetched from models given as URLs (all zero when every model is local); with
+    /// dry_run, the heads only, and the tensor bytes a write would fetch (planned_bytes).
+    fetch_totals fetched;
     bool written = false;
 };
 
@@ -86,7 +95,10 @@ struct assemble_events {
 
 /// Read the config, plan and (unless dry_run) write. Everything is checked before an output exists.
 /// Errors: the config reader's (bad_config, unsupported_config, input_too_large), unsupported_config
-/// for a remote source (subject the source), bad_config for a weight or
+/// for a remote source in a build without minfer::remote (subject the source), a remote source's
+/// (bad_value_text for a malformed URL, fetch_budget_exceeded (also before writing, when the heads
+/// plus the tensors taken exceed remote.max_fetch), transfer_failed, http_status, range_ignored,
+/// bad_content_range, library_unavailable), bad_config for a weight or
 /// t that no level sets for a tensor, merge_math's refusals (bad_value_text), quantize's (a merged
 /// value a type cannot hold: quantize_failed), the loader's for a source, model_incomplete, sources_incompatible (another
 /// architecture, a layer range beyond a model's layers, a rule's tensor missing or of another shape,
