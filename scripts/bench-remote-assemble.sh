@@ -25,6 +25,7 @@ dense="$dir/bench-L4-f16.gguf"
 [ -s "$dense" ] || "$bin/bench/minfer-bench-quant-model" "$dense" --layers 4
 res=$(mktemp -d -p "$dir" remote.XXXXXX)
 mkdir -p "$res/www" "$res/nginx"
+chmod 755 "$res" "$res/www"  # nginx's workers run as nobody
 ln "$dense" "$res/www/a.gguf" 2>/dev/null || cp "$dense" "$res/www/a.gguf"
 ln "$dense" "$res/www/b.gguf" 2>/dev/null || cp "$dense" "$res/www/b.gguf"
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
@@ -35,8 +36,8 @@ pid $res/nginx/nginx.pid;
 error_log $res/nginx/error.log;
 events { worker_connections 64; }
 http {
-    access_log $res/nginx/access.log bytes;
     log_format bytes '\$request_uri \$http_range \$status \$body_bytes_sent';
+    access_log $res/nginx/access.log bytes;
     client_body_temp_path $res/nginx; proxy_temp_path $res/nginx; fastcgi_temp_path $res/nginx;
     uwsgi_temp_path $res/nginx; scgi_temp_path $res/nginx;
     server { listen 127.0.0.1:$port; root $res/www; }
@@ -46,6 +47,7 @@ CONF
 ngx=$!
 trap 'kill $ngx 2>/dev/null; wait $ngx 2>/dev/null; rm -rf "$res"' EXIT
 for _ in $(seq 50); do curl -s -o /dev/null "http://127.0.0.1:$port/a.gguf" -r 0-0 && break; sleep 0.1; done
+kill -0 $ngx 2>/dev/null || { echo "bench-remote-assemble: nginx did not start ($res/nginx/error.log)" >&2; exit 1; }
 url="http://127.0.0.1:$port"
 
 served() { awk '{ n += $4 } END { print n + 0 }' "$res/nginx/access.log"; }
@@ -79,7 +81,7 @@ models:
     parameters: {weight: 0.5}
 Y
 size=$(stat -c %s "$dense")
-printf '| case | remote files MiB | heads B | taken tensors B | fetched (nginx) B | bound (heads + taken + 1 MiB) B | within | minfer s | curl of the whole files s |\n|---|---:|---:|---:|---:|---:|---|---:|---:|\n'
+printf '| case | remote files MiB | heads fetched B | tensors to fetch B (taken, less what the heads hold) | fetched (nginx) B | bound (heads' size + tensors + 1 MiB) B | within | minfer s | curl of the whole files s |\n|---|---:|---:|---:|---:|---:|---|---:|---:|\n'
 for case in passthrough recipe linear; do
   case $case in passthrough) files=2 ;; *) files=1 ;; esac
   : >"$res/t_m"; : >"$res/t_c"

@@ -183,8 +183,9 @@ def test_assemble_takes_only_the_tensors_it_needs_from_a_url(server, tmp_path):
     minfer.assemble(local, tmp_path / "local.gguf", provenance=False)
     assert (tmp_path / "remote.gguf").read_bytes() == (tmp_path / "local.gguf").read_bytes()
     taken = 64 * 256 * 4 + 2 * 256 * 1024 * 4  # the embedding and one block of each model
-    assert r.fetched["tensor_bytes_planned"] == taken
-    assert r.fetched["bytes"] == r.fetched["head_bytes"] + taken == handler.sent
+    # the heads' first ranges reach into the data (token_embd.weight): those bytes are not asked again
+    assert taken - 2 * (256 << 10) <= r.fetched["tensor_bytes_planned"] <= taken
+    assert r.fetched["bytes"] == r.fetched["head_bytes"] + r.fetched["tensor_bytes_planned"] == handler.sent
     assert handler.sent <= r.fetched["head_bytes"] + taken + (1 << 20) < (root / "a.gguf").stat().st_size * 2 - (1 << 20)
     # a budget below the plan: refused before any tensor is fetched, nothing written
     handler.sent = 0

@@ -112,8 +112,9 @@ result<fetched_head> fetch_head(byte_source& src, const head_options& options) n
             e.offset = view.error().offset;
             return unexpected(std::move(e));
         }
-        const std::uint64_t doubled = n > UINT64_MAX / 2 ? UINT64_MAX : 2 * n;
-        n = std::min({std::max(need, doubled), size, options.max_read});
+        std::uint64_t grown = n > UINT64_MAX / 2 ? UINT64_MAX : 2 * n;
+        if (options.max_growth > 0 && grown - n > options.max_growth) grown = n + options.max_growth;
+        n = std::min({std::max(need, grown), size, options.max_read});
     }
 }
 

@@ -76,6 +76,7 @@ gguf::head_options http_opener::head(const gguf::limits& caps) const {
     // first range's size.
     o.first_read = std::min(options_.first_read, options_.max_fetch);
     o.max_read = options_.max_fetch;
+    o.max_growth = options_.max_head_growth;
     return o;
 }
 
@@ -86,6 +87,7 @@ std::vector<gguf::result<gguf::fetched_head>> http_opener::fetch_heads(std::span
         gguf::head_options ho = options;
         ho.first_read = std::min(options_.first_read, options_.max_fetch);
         ho.max_read = std::min(ho.max_read, options_.max_fetch);
+        ho.max_growth = options_.max_head_growth;
         std::vector<std::optional<gguf::result<gguf::fetched_head>>> slots(locations.size());
         std::atomic<std::size_t> next{0};
         // Set by the first failure: no later location is started (a part 1 claiming 65,535 parts

@@ -369,7 +369,7 @@ gguf::result<assemble_report> run(const assemble_request& rq, const assemble_eve
                     job.reads.push_back([&remotes, m = &in.src->model, t](std::uint64_t off, std::span<std::byte> out) {
                         return remotes.read(*m, *t, off, out);
                     });
-                    remote_tensor_bytes += t->info->n_bytes;
+                    remote_tensor_bytes += remotes.to_fetch(in.src->model, *t);
                 } else {
                     job.reads.emplace_back();
                 }
@@ -571,7 +571,7 @@ gguf::result<assemble_report> run(const assemble_request& rq, const assemble_eve
             if (p.merged) return *p.merged;
             return p.from->remote() ? remotes.tensor(p.from->model, *p.ref) : p.from->files->tensor(*p.ref);
         };
-        if (!p.merged && p.from->remote()) remote_tensor_bytes += p.ref->info->n_bytes;
+        if (!p.merged && p.from->remote()) remote_tensor_bytes += remotes.to_fetch(p.from->model, *p.ref);
         report.tensors.push_back({p.name, p.merged ? std::string("(merged)") : p.from->text, std::string(p.ref->info->name), t.type, t.ne,
                                   t.n_bytes, p.by_rule});
         report.output_tensor_bytes += t.n_bytes;

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <list>
 #include <map>
 #include <new>
@@ -95,6 +96,7 @@ gguf::result<gguf::model> remote_models::open(const std::string& location) {
         return gguf::unexpected(std::move(e));
     }
     fo.first_read = std::min(fo.first_read, fo.max_fetch);
+    fo.max_head_growth = 1 << 20;  // at most 1 MiB read past a head's end (the bound)
     state_->head_openers.push_back(std::make_unique<remote::http_opener>(fo));
     return gguf::model::open(*state_->head_openers.back(), *url);
 }
@@ -132,15 +134,33 @@ gguf::result<void> remote_models::read(const gguf::model& m, const gguf::tensor_
         return gguf::unexpected(std::move(e));
     }
     const gguf::model_part& part = m.parts()[t.part];
+    std::uint64_t at = part.view.data_offset() + t.info->offset + offset;
+    // What the head's last range already brought (the first tensors, often) is not fetched again.
+    const auto held = part.file.bytes();
+    if (at < held.size()) {
+        const std::size_t k = static_cast<std::size_t>(std::min<std::uint64_t>(out.size(), held.size() - at));
+        std::memcpy(out.data(), held.data() + at, k);
+        out = out.subspan(k);
+        at += k;
+    }
+    if (out.empty()) return {};
     auto r = state_->reader(part);
     if (!r) return gguf::unexpected(std::move(r).error());
-    auto got = (*r)->read(part.view.data_offset() + t.info->offset + offset, out);
+    auto got = (*r)->read(at, out);
     if (!got) {
         gguf::error e = std::move(got).error();
         if (e.subject.empty()) e.subject = t.info->name;
         return gguf::unexpected(std::move(e));
     }
     return {};
+}
+
+std::uint64_t remote_models::to_fetch(const gguf::model& m, const gguf::tensor_ref& t) const {
+    if (t.part >= m.parts().size()) return t.info->n_bytes;
+    const gguf::model_part& part = m.parts()[t.part];
+    const std::uint64_t first = part.view.data_offset() + t.info->offset, end = first + t.info->n_bytes;
+    const std::uint64_t held = part.file.bytes().size();
+    return end <= held ? 0 : end - std::max(first, held);
 }
 
 gguf::tensor_source remote_models::tensor(const gguf::model& m, const gguf::tensor_ref& t) {
@@ -182,6 +202,7 @@ gguf::result<gguf::model> remote_models::open(const std::string& location) {
 }
 gguf::result<void> remote_models::start_tensors(std::uint64_t) { return {}; }
 gguf::tensor_source remote_models::tensor(const gguf::model&, const gguf::tensor_ref&) { return {}; }
+std::uint64_t remote_models::to_fetch(const gguf::model&, const gguf::tensor_ref& t) const { return t.info->n_bytes; }
 gguf::result<void> remote_models::read(const gguf::model&, const gguf::tensor_ref& t, std::uint64_t, std::span<std::byte>) {
     return gguf::unexpected(make_error(codes::unsupported_config, std::string(t.info->name), "no remote support in this build"));
 }

@@ -3,7 +3,8 @@
 // so that the bytes fetched are the heads plus exactly the tensor bytes the command takes:
 //   1. open(): a model's heads through minfer::remote's opener (the loader's checks and verdict, as
 //      `minfer info URL`), under the command's budget and deadline (remote_settings);
-//   2. start_tensors(planned): once the plan is known, the tensor bytes it takes are checked against
+//   2. start_tensors(planned): once the plan is known, the tensor bytes it takes (to_fetch: less what
+//      the heads' ranges already brought, which is read from them) are checked against
 //      what the budget leaves (fetch_budget_exceeded before anything is written), and every later
 //      read draws on a budget of exactly that many bytes; tensor() and read() then fetch the ranges
 //      (one range request per writer chunk, the size checked against the head's).
@@ -40,7 +41,10 @@ public:
     /// A writer source for tensor `t` of remote model `m` (opened by open()): its bytes fetched a
     /// writer chunk at a time. Call after start_tensors.
     gguf::tensor_source tensor(const gguf::model& m, const gguf::tensor_ref& t);
-    /// Bytes [offset, offset + out.size()) of tensor `t`'s data.
+    /// The bytes of tensor `t` of remote model `m` that reading it fetches: those its part's head
+    /// (the last range of which may reach into the data) does not already hold.
+    std::uint64_t to_fetch(const gguf::model& m, const gguf::tensor_ref& t) const;
+    /// Bytes [offset, offset + out.size()) of tensor `t`'s data (from the head where it holds them).
     gguf::result<void> read(const gguf::model& m, const gguf::tensor_ref& t, std::uint64_t offset, std::span<std::byte> out);
 
     fetch_totals totals() const;

@@ -48,6 +48,11 @@ struct head_options {
     limits caps{};                           ///< the parse's caps
     std::uint64_t first_read = 256 * 1024;   ///< the first head asked of a growing source
     std::uint64_t max_read = UINT64_MAX;     ///< the most bytes one head may take (a fetch budget)
+    /// The most bytes one step may add to a growing head (0: none; each step doubles the head).
+    /// Bounds what is read past the head's end to this much, at the cost of more requests for a
+    /// large head (assemble: 1 MiB, so a remote model costs its head plus the tensors taken plus
+    /// less than 1 MiB).
+    std::uint64_t max_growth = 0;
 };
 
 /// A file's verified head: the bytes read (the whole file for a whole() source), the file's size,

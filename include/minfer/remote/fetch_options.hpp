@@ -14,6 +14,8 @@ struct fetch_options {
     /// The first range asked of each file (never more than max_fetch); later ranges grow the head
     /// at least twofold.
     std::uint64_t first_read = 256 * 1024;
+    /// The most one later range may add to a head (0: it doubles). gguf::head_options::max_growth.
+    std::uint64_t max_head_growth = 0;
     /// The most seconds the whole open may take: every request of every part, retries and their
     /// waits included (--timeout). Not per request: a server that trickles a byte a second, or
     /// never answers, ends the open within it, however many requests and retries it takes.
