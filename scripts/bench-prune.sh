@@ -10,6 +10,10 @@
 #
 #   scripts/bench-prune.sh
 #   ROUNDS=5 DIR=/var/tmp/minfer-bench scripts/bench-prune.sh
+#   LAYERS=180 CASES="layers passthrough" ROUNDS=2 scripts/bench-prune.sh   # a 15 GiB model: outputs
+#       larger than the page cache takes dirty (vm.dirty_ratio), where cp too waits for the device
+#
+# LAYERS (default 4) sizes the dense model (about 86 MiB a layer); the experts case keeps the 4-layer MoE.
 #
 # The input is read once first (cat > /dev/null) so both sides start with it in the page cache.
 # Each round runs prune into a fresh OUT (fsync and rename included: minfer's outputs are durable),
@@ -20,15 +24,17 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 rounds=${ROUNDS:-5}
+layers=${LAYERS:-4}
+cases=${CASES:-layers experts passthrough}
 dir=${DIR:-/var/tmp/minfer-bench}
 [ -x /usr/bin/time ] || { echo "bench-prune: needs GNU time (apt-get install -y time)" >&2; exit 1; }
 cmake --preset release -DMINFER_BUILD_BENCH=ON >/dev/null
 cmake --build --preset release -j2 --target minfer minfer-bench-quant-model >/dev/null
 bin="$root/build/release"
 mkdir -p "$dir"
-dense="$dir/bench-L4-f16.gguf"
+dense="$dir/bench-L$layers-f16.gguf"
 moe="$dir/bench-L4-E8-f16.gguf"
-[ -s "$dense" ] || "$bin/bench/minfer-bench-quant-model" "$dense" --layers 4
+[ -s "$dense" ] || "$bin/bench/minfer-bench-quant-model" "$dense" --layers "$layers"
 [ -s "$moe" ] || "$bin/bench/minfer-bench-quant-model" "$moe" --layers 4 --experts 8
 res=$(mktemp -d -p "$dir" prune.XXXXXX)
 trap 'rm -rf "$res"' EXIT
@@ -36,8 +42,9 @@ trap 'rm -rf "$res"' EXIT
 best() { sort -n | head -1; }
 printf '| case | input MiB | output MiB | prune s | cp s | cp + sync s | ratio to cp | ratio to cp + sync | prune peak RSS MiB |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n'
 cfg="$res/stack.yaml"
-printf 'merge_method: passthrough\nslices:\n  - sources:\n      - model: %s\n        layer_range: [0, 2]\n  - sources:\n      - model: %s\n        layer_range: [2, 4]\n' "$dense" "$dense" >"$cfg"
-for case in layers experts passthrough; do
+half=$((layers / 2))
+printf 'merge_method: passthrough\nslices:\n  - sources:\n      - model: %s\n        layer_range: [0, %d]\n  - sources:\n      - model: %s\n        layer_range: [%d, %d]\n' "$dense" "$half" "$dense" "$half" "$layers" >"$cfg"
+for case in $cases; do
   case $case in
     layers) in=$dense; cmd=(prune "$dense" --layers 1-2) ;;
     experts) in=$moe; cmd=(prune "$moe" --experts 0-3) ;;

@@ -8,9 +8,13 @@
 
 #include <fmt/format.h>
 
+#include "minfer/toolbox/json_writer.hpp"
+
 namespace minfer::cli {
 
-class out_buffer {
+// A text_sink so that toolbox::json_writer writes into it; final, so that the commands' own calls
+// (through an out_buffer&) are direct, not virtual.
+class out_buffer final : public toolbox::text_sink {
 public:
     explicit out_buffer(std::FILE* sink = stdout) noexcept : sink_(sink) {}
     out_buffer(const out_buffer&) = delete;
@@ -22,11 +26,11 @@ public:
         fmt::format_to(fmt::appender(buf_), f, std::forward<Args>(args)...);
         if (buf_.size() >= flush_at) flush();
     }
-    void write(std::string_view s) {
+    void write(std::string_view s) override {
         buf_.append(s.data(), s.data() + s.size());
         if (buf_.size() >= flush_at) flush();
     }
-    void put(char c) {
+    void put(char c) override {
         buf_.push_back(c);
         if (buf_.size() >= flush_at) flush();
     }
@@ -38,7 +42,7 @@ public:
         return ok_;
     }
     /// Write what is buffered. Returns false once any write has failed.
-    bool flush() noexcept;
+    bool flush() noexcept override;
     bool ok() const noexcept { return ok_; }
 
 private:

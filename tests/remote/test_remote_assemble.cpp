@@ -370,6 +370,25 @@ TEST_F(RemoteAssemble, ALinearMergeWithAUrlEqualsTheLocalMergeAndFetchesEachInpu
     for (const auto& e : fs::directory_iterator(dir)) EXPECT_EQ(e.path().filename().string().find(".minfer-spool"), std::string::npos);
 }
 
+// slerp reads every input twice (its whole-tensor statistics first): the remote input is still
+// fetched once, its temporary copy read by both passes.
+TEST_F(RemoteAssemble, ASlerpWithAUrlEqualsTheLocalSlerpAndFetchesEachInputOnce) {
+    loopback_server srv(serve());
+    const std::string json = expect_same_output(srv,
+                                                "merge_method: slerp\n"
+                                                "base_model: @BASE@a.gguf\n"
+                                                "models:\n"
+                                                "  - model: @BASE@a.gguf\n"
+                                                "  - model: @BASE@b.gguf\n"
+                                                "parameters:\n"
+                                                "  t: 0.3\n");
+    srv.stop();
+    const auto f = fetched(json);
+    EXPECT_EQ(f.at("bytes") - f.at("head_bytes"), f.at("tensor_bytes_planned")) << json;
+    const std::uint64_t data_a = fs::file_size(dir / "srv" / "a.gguf") - spans_of(dir / "srv" / "a.gguf").front().first;
+    EXPECT_LE(f.at("tensor_bytes_planned"), 2 * data_a);
+}
+
 TEST_F(RemoteAssemble, ASplitSetByUrlEqualsItsLocalCopy) {
     fs::create_directories(dir / "srv" / "set");
     const outcome s = run_minfer(dir, {"split", (dir / "srv" / "a.gguf").string(), (dir / "srv" / "set" / "a").string(),

@@ -1,12 +1,14 @@
-#include "json_writer.hpp"
+#include "minfer/toolbox/json_writer.hpp"
 
+#include <charconv>
 #include <cmath>
+#include <cstdio>
 
 #include <fmt/format.h>
 
 #include "minfer/gguf/text.hpp"
 
-namespace minfer::cli {
+namespace minfer::toolbox {
 
 void json_writer::before_value() {
     if (after_key_) {
@@ -84,7 +86,11 @@ void json_writer::quoted(std::string_view s) {
                 for (std::size_t k = 1; k < n; ++k) cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3Fu);
                 if (gguf::hidden_code_point(cp)) {
                     flush_run();
-                    out_.print("\\u{:04x}", cp);
+                    {
+                        char u[8];
+                        std::snprintf(u, sizeof u, "\\u%04x", static_cast<unsigned>(cp));
+                        out_.write(std::string_view(u, 6));
+                    }
                     i += n;
                     run = i;
                     continue;
@@ -123,12 +129,16 @@ void json_writer::quoted(std::string_view s) {
 
 void json_writer::number(std::uint64_t v) {
     before_value();
-    out_.print("{}", v);
+    char b[24];
+    const auto r = std::to_chars(b, b + sizeof b, v);
+    out_.write(std::string_view(b, static_cast<std::size_t>(r.ptr - b)));
 }
 
 void json_writer::number(std::int64_t v) {
     before_value();
-    out_.print("{}", v);
+    char b[24];
+    const auto r = std::to_chars(b, b + sizeof b, v);
+    out_.write(std::string_view(b, static_cast<std::size_t>(r.ptr - b)));
 }
 
 void json_writer::float_text(const std::string& text, bool finite) {
@@ -215,9 +225,9 @@ std::string hex_bytes(std::string_view s) {
     return out;
 }
 
-}  // namespace minfer::cli
+}  // namespace minfer::toolbox
 
-namespace minfer::cli {
+namespace minfer::toolbox {
 
 void string_member(json_writer& w, std::string_view name, std::string_view raw, std::string_view flag) {
     w.key(name);
@@ -232,4 +242,4 @@ void string_member(json_writer& w, std::string_view name, std::string_view raw, 
     w.boolean(true);
 }
 
-}  // namespace minfer::cli
+}  // namespace minfer::toolbox
