@@ -41,4 +41,7 @@ int prune_run();
 void assemble_add_options(CLI::App& sub);
 int assemble_run();
 
+void report_add_options(CLI::App& sub);
+int report_run();
+
 }  // namespace minfer::cli

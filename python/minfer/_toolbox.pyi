@@ -156,3 +156,14 @@ def assemble(
     max_fetch: Optional[int],
     timeout: Optional[float],
 ) -> Dict[str, Any]: ...
+
+def report(
+    models: List[_Text],
+    values: bool,
+    imatrix: Optional[_Text],
+    output: Optional[_Text],
+    overwrite: bool,
+    max_fetch: Optional[int],
+    timeout: Optional[float],
+    progress: Optional[Callable[[int, int], object]],
+) -> Tuple[str, Dict[str, int]]: ...

@@ -51,6 +51,7 @@ __all__ = [
     "quantize", "QuantizeResult", "QuantizeOutput", "TensorPlan",
     "prune", "PruneResult", "PrunedTensor", "PrunedKey",
     "assemble", "AssembleResult", "AssembledTensor",
+    "report",
 ]
 
 PathLike = Union[str, "os.PathLike[str]", bytes]
@@ -1045,3 +1046,43 @@ def assemble(config: Union[PathLike, Mapping[str, Any]], output: PathLike, *,
     r = _toolbox.assemble(path, text, _path(output, "output"), _bool(provenance, "provenance"), im, max_bytes, max_tensors,
                           _bool(dry_run, "dry_run"), _bool(overwrite, "overwrite"), progress, fetch, seconds)
     return AssembleResult(**r)
+
+
+# ------------------------------------------------------------------------------------------- report
+
+def report(models: Union[PathLike, Sequence[PathLike]], output: Optional[PathLike] = None, *,
+           values: bool = False,
+           imatrix: Optional[PathLike] = None,
+           overwrite: bool = False,
+           max_fetch: Union[int, str, None] = None,
+           timeout: Optional[float] = None,
+           progress: Optional[Callable[[int, int], object]] = None) -> Dict[str, Any]:
+    """A picture of a model (``minfer report``), through the same library calls as the command.
+    ``models``: one model (a path, part 1 of a split set, or a URL), or two ``[A, B]``: B compared
+    with the reference A tensor by tensor (RMSE, NMSE, cosine, max |a-b|, relative error; with
+    ``imatrix`` the importance-weighted RMSE). ``values``: every tensor's statistics and histogram.
+    ``output``: the HTML page to write (atomically; ``overwrite`` to replace it). Returns the report
+    document (docs/REPORT_JSON.md) as a dict, with ``"fetched"`` added (what was fetched from URLs).
+    A URL is read by its head; its values, or a comparison with it, need ``max_fetch`` (bytes or size
+    text) holding every tensor read. Raises RequestError (usage: exit_code 2), InvalidFileError,
+    GGUFIOError."""
+    import json
+    if isinstance(models, (str, bytes, os.PathLike)):
+        names = [models]
+    else:
+        names = list(models)
+    if not 1 <= len(names) <= 2:
+        _usage(f"report takes one model or two (the reference first), not {len(names)}")
+    paths = [_path(m, "models") for m in names]
+    if progress is not None and not callable(progress):
+        raise TypeError(f"progress must be a callable progress(done, total) or None, not {builtins.type(progress).__name__}")
+    if imatrix is not None and len(paths) != 2:
+        _usage("imatrix weighs the error of a comparison: give two models (the reference first)")
+    im = None if imatrix is None else _path(imatrix, "imatrix")
+    out = None if output is None else _path(output, "output")
+    fetch = None if max_fetch is None else parse_size(max_fetch, "max_fetch")
+    text, fetched = _toolbox.report(paths, _bool(values, "values"), im, out, _bool(overwrite, "overwrite"), fetch,
+                                    _timeout(timeout), progress)
+    doc = json.loads(text)
+    doc["fetched"] = fetched
+    return cast(Dict[str, Any], doc)

@@ -123,5 +123,6 @@ void register_quant(py::module_& m);
 void register_quantize(py::module_& m);
 void register_prune(py::module_& m);
 void register_assemble(py::module_& m);
+void register_report(py::module_& m);
 
 }  // namespace minfer::python::toolbox

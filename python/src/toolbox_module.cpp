@@ -165,4 +165,5 @@ PYBIND11_MODULE(_toolbox, m) {
     minfer::python::toolbox::register_quantize(m);
     minfer::python::toolbox::register_prune(m);
     minfer::python::toolbox::register_assemble(m);
+    minfer::python::toolbox::register_report(m);
 }
