@@ -197,3 +197,32 @@ def test_assemble_takes_only_the_tensors_it_needs_from_a_url(server, tmp_path):
     with pytest.raises(minfer.RequestError) as info:
         minfer.assemble(cfg, tmp_path / "never.gguf", timeout=0)
     assert info.value.exit_code == 2
+
+
+def test_report_of_a_url_reads_its_head_or_its_values_within_the_budget(server, tmp_path):
+    url, handler, root = server
+    _llama_model(root / "a.gguf", 3)
+    size = (root / "a.gguf").stat().st_size
+    doc = minfer.report(f"{url}/a.gguf")
+    local = minfer.report(root / "a.gguf")
+    for d in (doc, local):
+        d.pop("fetched")
+        d["models"][0].pop("location")
+    assert doc == local
+    assert handler.sent < size // 4  # the head only
+    # values: every tensor, which needs a budget given and within it
+    with pytest.raises(minfer.RequestError):
+        minfer.report(f"{url}/a.gguf", values=True)
+    handler.sent = 0
+    with pytest.raises(minfer.GGUFIOError) as info:
+        minfer.report(f"{url}/a.gguf", values=True, max_fetch="1MiB")
+    assert info.value.code == "fetch_budget_exceeded"
+    assert handler.sent <= 256 << 10  # refused before any tensor was fetched
+    handler.sent = 0
+    doc = minfer.report(f"{url}/a.gguf", values=True, max_fetch=size + (1 << 20))
+    local = minfer.report(root / "a.gguf", values=True)
+    assert doc["fetched"]["bytes"] == handler.sent <= size
+    for d in (doc, local):
+        d.pop("fetched")
+        d["models"][0].pop("location")
+    assert doc == local
