@@ -219,3 +219,18 @@ def test_cli_json_equals_python_and_refusals(pair, tmp_path, minfer_cli):
         minfer.report([ref, q8, ref])
     with pytest.raises(minfer.RequestError):
         minfer.report(ref, page)                                      # exists, no overwrite
+
+
+def test_huge_arrays_are_summarized_within_the_cap(tmp_path):
+    """An array of 200,000 items is summarized: its first 1,024 items in the document, never all."""
+    p = tmp_path / "big-array.gguf"
+    p.write_bytes(gb.gguf([("general.architecture", gb.STRING, "llama"),
+                           ("llama.rope.big", gb.ARRAY, (gb.U32, list(range(200_000)))),
+                           ("llama.names", gb.ARRAY, (gb.STRING, ["n%d" % i for i in range(5000)]))]))
+    doc = minfer.report(p)
+    big = next(k for k in doc["metadata"] if k["key"] == "llama.rope.big")
+    assert big["count"] == 200_000 and big["truncated"] is True and big["items"] == [str(i) for i in range(1024)]
+    assert big["value"] == "[0, 1, 2, 3, 4, 5, 6, 7, …]" and big["type"] == "array[u32]"
+    names = next(k for k in doc["metadata"] if k["key"] == "llama.names")
+    assert len(names["items"]) == 1024 and names["items"][-1] == "n1023" and names["truncated"] is True
+    assert doc["tokens"] is None and doc["tensors"] == [] and doc["layers"]["cells"] == []
