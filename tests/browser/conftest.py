@@ -56,7 +56,7 @@ def render(tool, text, directory, name, title=None):
 
 def find_program(env, *names, fallback=None):
     if os.environ.get(env):
-        return os.environ[env]
+        return os.environ[env] if os.access(os.environ[env], os.X_OK) else None
     for n in names:
         p = shutil.which(n)
         if p:
@@ -74,9 +74,9 @@ def driver():
     chromium = find_program('MINFER_CHROMIUM', 'chromium', 'chromium-browser')
     chromedriver = find_program('MINFER_CHROMEDRIVER', 'chromedriver', fallback='/usr/lib/chromium/chromedriver')
     if not chromium:
-        unavailable('chromium is not installed (apt-get install chromium)')
+        unavailable('chromium is not installed (apt-get install chromium), or MINFER_CHROMIUM names no program')
     if not chromedriver:
-        unavailable('chromedriver is not installed (apt-get install chromium-driver)')
+        unavailable('chromedriver is not installed (apt-get install chromium-driver), or MINFER_CHROMEDRIVER names no program')
     options = webdriver.ChromeOptions()
     options.binary_location = chromium
     for arg in ('--headless=new', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--window-size=1400,1000',
