@@ -58,7 +58,7 @@ def render(tool, text, directory, name, title=None):
 
 def find_program(env, *names, fallback=None):
     if os.environ.get(env):
-        return os.environ[env]
+        return os.environ[env] if os.access(os.environ[env], os.X_OK) else None
     for n in names:
         p = shutil.which(n)
         if p:
@@ -76,9 +76,9 @@ def driver():
     chromium = find_program('MINFER_CHROMIUM', 'chromium', 'chromium-browser')
     chromedriver = find_program('MINFER_CHROMEDRIVER', 'chromedriver', fallback='/usr/lib/chromium/chromedriver')
     if not chromium:
-        unavailable('chromium is not installed (apt-get install chromium)')
+        unavailable('chromium is not installed (apt-get install chromium), or MINFER_CHROMIUM names no program')
     if not chromedriver:
-        unavailable('chromedriver is not installed (apt-get install chromium-driver)')
+        unavailable('chromedriver is not installed (apt-get install chromium-driver), or MINFER_CHROMEDRIVER names no program')
     options = webdriver.ChromeOptions()
     options.binary_location = chromium
     for arg in ('--headless=new', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--window-size=1400,1000',
@@ -157,12 +157,37 @@ class Page:
             e.send_keys(text)
         return e
 
+    def column(self, table, attr):
+        """The `attr` attribute of every body row of `table`, in the order shown (None when absent)."""
+        return self.js("return Array.from(document.querySelectorAll(arguments[0] + ' tbody tr')).map((tr) => tr.getAttribute(arguments[1]))",
+                       table, attr)
+
+    def header(self, table, label):
+        """The column header of `table` whose text is `label`."""
+        from selenium.webdriver.common.by import By
+        for th in self.driver.find_elements(By.CSS_SELECTOR, table + ' thead th'):
+            if th.text.strip() == label:
+                return th
+        raise AssertionError('no header %r in %s' % (label, table))
+
+    def detail_names(self):
+        """The tensors #layer-detail lists."""
+        return [r['name'] for r in self.rows('#layer-detail tbody tr')]
+
     def search_tokens(self, query):
         """Types `query` into #token-search; returns the result rows once the search is done."""
         self.type_into('#token-search', query)
         self.wait("const r = document.getElementById('token-results');"
                   "return r.dataset.complete === '1' && r.dataset.query === arguments[0];", 20, query)
         return self.rows('#token-results tbody tr')
+
+
+def same_number(attr, value):
+    """A data-* attribute against the document's value: the same number (integers written exactly),
+    or the same non-finite string."""
+    if isinstance(value, str):
+        return attr == value
+    return attr is not None and float(attr) == value and (not isinstance(value, int) or attr == str(value))
 
 
 def drain_logs(driver):

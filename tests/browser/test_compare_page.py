@@ -5,7 +5,7 @@ heatmap coloured by the error."""
 import pytest
 
 import report_docs
-from test_model_page import column_values, detail_names, header, same_number
+from conftest import same_number
 
 
 @pytest.fixture
@@ -51,14 +51,14 @@ def test_error_rows_carry_the_document_values(page):
 
 
 def test_sorting_errors(page):
-    th = header(page, '#errors-list', 'NMSE')
+    th = page.header('#errors-list', 'NMSE')
     page.click(th.find_element('css selector', 'button'))
-    names = column_values(page, '#errors-list', 'data-name')
+    names = page.column('#errors-list', 'data-name')
     outlier = next(e['name'] for e in page.doc['compare']['errors'] if e['outlier'])
     assert names[0] == outlier  # the largest NMSE first
-    nmse = [float(v) for v in column_values(page, '#errors-list', 'data-nmse') if v is not None]
+    nmse = [float(v) for v in page.column('#errors-list', 'data-nmse') if v is not None]
     assert nmse == sorted(nmse, reverse=True)
-    assert column_values(page, '#errors-list', 'data-nmse')[-1] is None  # no value: last
+    assert page.column('#errors-list', 'data-nmse')[-1] is None  # no value: last
 
 
 def test_filtering_errors(page):
@@ -110,5 +110,5 @@ def test_heatmap_cells_carry_the_errors(page):
 def test_the_cell_detail_has_the_errors(page):
     cell = next(c for c in page.doc['layers']['cells'] if c['layer'] == 2 and c['role'] == 'ffn_down')
     page.click('#layers td.cell[data-layer="2"][data-role="ffn_down"]')
-    assert detail_names(page) == cell['tensors']
+    assert page.detail_names() == cell['tensors']
     assert page.js("return document.querySelectorAll('#layer-detail tbody tr.outlier').length") == 1

@@ -7,6 +7,7 @@ import pytest
 from selenium.webdriver.common.keys import Keys
 
 import report_docs
+from conftest import same_number
 
 SECTIONS = ['summary', 'layers', 'tensors', 'metadata', 'tokens', 'by-type', 'by-role', 'layer-detail',
             'metadata-filter', 'tensors-filter', 'token-search', 'token-results', 'chat-template', 'theme-toggle']
@@ -15,13 +16,6 @@ SECTIONS = ['summary', 'layers', 'tensors', 'metadata', 'tokens', 'by-type', 'by
 @pytest.fixture
 def page(open_page):
     return open_page(report_docs.small_model())
-
-
-def same_number(attr, value):
-    """A data-* attribute against the document's value: Number() of it, or the non-finite string."""
-    if isinstance(value, str):
-        return attr == value
-    return attr is not None and float(attr) == value and (not isinstance(value, int) or attr == str(value))
 
 
 def test_every_section_is_there(page):
@@ -120,51 +114,38 @@ def test_the_nan_and_inf_counts_are_flagged(page):
     assert flags == 2
 
 
-def column_values(page, table, attr):
-    return page.js("return Array.from(document.querySelectorAll(arguments[0] + ' tbody tr')).map((tr) => tr.getAttribute(arguments[1]))",
-                   table, attr)
-
-
-def header(page, table, label):
-    from selenium.webdriver.common.by import By
-    for th in page.driver.find_elements(By.CSS_SELECTOR, table + ' thead th'):
-        if th.text.strip() == label:
-            return th
-    raise AssertionError('no header %r in %s' % (label, table))
-
-
 def test_sorting_by_a_column(page):
-    before = column_values(page, '#tensors', 'data-name')
-    th = header(page, '#tensors', 'Bytes')
+    before = page.column('#tensors', 'data-name')
+    th = page.header('#tensors', 'Bytes')
     page.click(th.find_element('css selector', 'button'))
     assert th.get_attribute('aria-sort') == 'descending'
-    sizes = [int(v) for v in column_values(page, '#tensors', 'data-bytes')]
+    sizes = [int(v) for v in page.column('#tensors', 'data-bytes')]
     assert sizes == sorted(sizes, reverse=True) and sizes != [t['bytes'] for t in page.doc['tensors']]
     page.click(th.find_element('css selector', 'button'))
     assert th.get_attribute('aria-sort') == 'ascending'
-    sizes = [int(v) for v in column_values(page, '#tensors', 'data-bytes')]
+    sizes = [int(v) for v in page.column('#tensors', 'data-bytes')]
     assert sizes == sorted(sizes)
-    assert sorted(column_values(page, '#tensors', 'data-name')) == sorted(before)  # the same rows
+    assert sorted(page.column('#tensors', 'data-name')) == sorted(before)  # the same rows
 
 
 def test_sorting_with_the_keyboard(page):
-    th = header(page, '#tensors', 'Min')
+    th = page.header('#tensors', 'Min')
     button = th.find_element('css selector', 'button')
     page.js('arguments[0].focus()', button)
     button.send_keys(Keys.ENTER)
     assert th.get_attribute('aria-sort') == 'descending'
-    mins = [float(v) for v in column_values(page, '#tensors', 'data-min') if v is not None]
+    mins = [float(v) for v in page.column('#tensors', 'data-min') if v is not None]
     assert mins == sorted(mins, reverse=True)
     # rows without statistics last
-    assert column_values(page, '#tensors', 'data-min')[-1] is None
+    assert page.column('#tensors', 'data-min')[-1] is None
     button.send_keys(Keys.SPACE)
     assert th.get_attribute('aria-sort') == 'ascending'
-    th2 = header(page, '#tensors', 'Name')
+    th2 = page.header('#tensors', 'Name')
     b2 = th2.find_element('css selector', 'button')
     page.js('arguments[0].focus()', b2)
     b2.send_keys(Keys.SPACE)
     assert th2.get_attribute('aria-sort') == 'ascending' and th.get_attribute('aria-sort') is None
-    names = column_values(page, '#tensors', 'data-name')
+    names = page.column('#tensors', 'data-name')
     assert names.index('blk.2.attn_q.weight') < names.index('token_embd.weight')
     assert names.index('blk.1.attn_q.weight') < names.index('blk.2.attn_q.weight')
 
@@ -196,15 +177,11 @@ def test_heatmap_cells(page):
     assert page.js("return document.querySelectorAll('#layers table.heatmap thead th').length") == 1 + len(page.doc['layers']['roles'])
 
 
-def detail_names(page):
-    return [r['name'] for r in page.rows('#layer-detail tbody tr')]
-
-
 def test_selecting_a_cell_shows_its_tensors(page):
-    assert detail_names(page) == []
+    assert page.detail_names() == []
     cell = next(c for c in page.doc['layers']['cells'] if len(c['tensors']) > 1)
     page.click('#layers td.cell[data-layer="%d"][data-role="%s"]' % (cell['layer'], cell['role']))
-    assert detail_names(page) == cell['tensors']
+    assert page.detail_names() == cell['tensors']
     assert page.find('#layers td.cell[aria-selected="true"]').get_attribute('data-role') == cell['role']
 
 
@@ -221,7 +198,7 @@ def test_the_heatmap_with_the_keyboard(page):
     assert (active.get_attribute('data-layer'), active.get_attribute('data-role')) == ('1', page.doc['layers']['roles'][1])
     active.send_keys(Keys.ENTER)
     cell = next(c for c in page.doc['layers']['cells'] if c['layer'] == 1 and c['role'] == page.doc['layers']['roles'][1])
-    assert detail_names(page) == cell['tensors']
+    assert page.detail_names() == cell['tensors']
     active.send_keys(Keys.END)
     active = page.driver.switch_to.active_element
     assert active.get_attribute('data-role') == page.doc['layers']['roles'][-1]

@@ -27,10 +27,14 @@ def test_the_page_is_at_most_16_mib(page):
     assert os.path.getsize(page.path) <= MAX_PAGE_BYTES
 
 
-def test_ready_within_2_s(page):
+def test_interactive_within_2_s(page):
     ready = page.js("return performance.getEntriesByName('minfer-report-ready')[0].startTime")
     assert ready < READY_MS, 'drawn %.0f ms after the navigation started' % ready
-    # and interactive: a task queued now runs at once
+    # Drawn is not yet interactive: the first frame lays the page out. A task after the next frame
+    # (so after the first, which came before the load event Selenium waited for) is the latest
+    # moment the page became interactive.
+    interactive = page.js_async("const done = arguments[0]; requestAnimationFrame(() => setTimeout(() => done(performance.now()), 0));")
+    assert interactive < READY_MS, 'interactive %.0f ms after the navigation started (drawn at %.0f ms)' % (interactive, ready)
     delay = page.js_async("const t = performance.now(); const done = arguments[0]; setTimeout(() => done(performance.now() - t), 0);")
     assert delay < PING_MS
 

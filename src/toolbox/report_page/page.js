@@ -12,7 +12,8 @@
   const TOKEN_SLICE = 4096;     // tokens per search task: well under a millisecond each
   const TOKEN_RESULTS = 200;    // rows of #token-results at most
   const LONG_VALUE = 400;       // characters of a metadata string shown before "show all"
-  const TOKEN_TYPES = {1: 'normal', 2: 'unknown', 3: 'control', 4: 'user defined', 5: 'unused', 6: 'byte'};
+  // llama.cpp's token types (a Map: a type read from the document never reaches Object's prototype)
+  const TOKEN_TYPES = new Map([[1, 'normal'], [2, 'unknown'], [3, 'control'], [4, 'user defined'], [5, 'unused'], [6, 'byte']]);
   const collator = new Intl.Collator('en', {numeric: true});
 
   // ---------------------------------------------------------------------------------------------
@@ -114,9 +115,9 @@
   const INVISIBLE = new RegExp('[' + INVISIBLE_CHARS + ']');
   const INVISIBLE_G = new RegExp('[' + INVISIBLE_CHARS + ']', 'g');
   const INVISIBLE_OR_SPACE_G = new RegExp('[ ' + INVISIBLE_CHARS + ']', 'g');
-  const NAMED_ESCAPES = {'\n': '\\n', '\r': '\\r', '\t': '\\t'};
+  const NAMED_ESCAPES = new Map([['\n', '\\n'], ['\r', '\\r'], ['\t', '\\t']]);
   function escapeOf(ch) {
-    if (NAMED_ESCAPES[ch]) return NAMED_ESCAPES[ch];
+    if (NAMED_ESCAPES.has(ch)) return NAMED_ESCAPES.get(ch);
     const code = ch.charCodeAt(0);
     return code < 0x100 ? '\\x' + code.toString(16).padStart(2, '0') : '\\u' + code.toString(16).padStart(4, '0');
   }
@@ -807,6 +808,8 @@
       dl.append(h('div', null, h('dt', {text: name}), h('dd', null, b, ' ', text)));
     }
 
+    // One pending slice at most: a new query's first slice replaces the old query's next one, and
+    // the generation check stops a slice of an old query that is already queued.
     const port = new MessageChannel();
     let queued = null, posted = false;
     port.port1.onmessage = () => {
@@ -825,7 +828,7 @@
       return h('tr', {class: cls || null, data: {id: String(id)}},
         h('td', {class: 'num', text: String(id)}),
         h('td', {class: 'token-text'}, visibleText(texts[id], true)),
-        h('td', {text: type === null || type === undefined ? '' : TOKEN_TYPES[type] ? TOKEN_TYPES[type] + ' (' + type + ')' : String(type)}),
+        h('td', {text: type === null || type === undefined ? '' : TOKEN_TYPES.has(type) ? TOKEN_TYPES.get(type) + ' (' + type + ')' : String(type)}),
         h('td', {class: 'num'}, scores ? numCell(scores[id]) : ''));
     }
     function show(ids, idMatch, query, matches, slices) {
