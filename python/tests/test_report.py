@@ -234,3 +234,15 @@ def test_huge_arrays_are_summarized_within_the_cap(tmp_path):
     names = next(k for k in doc["metadata"] if k["key"] == "llama.names")
     assert len(names["items"]) == 1024 and names["items"][-1] == "n1023" and names["truncated"] is True
     assert doc["tokens"] is None and doc["tensors"] == [] and doc["layers"]["cells"] == []
+
+
+def test_a_split_set_is_reported_from_its_first_part(pair, tmp_path, minfer_cli):
+    ref, _ = pair
+    subprocess.run([str(minfer_cli), "split", str(ref), str(tmp_path / "s"), "--split-max-tensors", "4", "--quiet"], check=True)
+    parts = sorted(tmp_path.glob("s-0000*-of-*.gguf"))
+    assert len(parts) == 3
+    whole, split = minfer.report(ref, values=True), minfer.report(parts[0], values=True)
+    assert split["models"][0]["parts"] == 3
+    assert [t["name"] for t in split["tensors"]] == [t["name"] for t in whole["tensors"]]
+    assert [t["stats"] for t in split["tensors"]] == [t["stats"] for t in whole["tensors"]]
+    assert [t["part"] for t in split["tensors"]] == [1 + i // 4 for i in range(len(split["tensors"]))]
