@@ -3,9 +3,13 @@
 // "verified once, then in bounds" property of file_view.
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <span>
+#include <string>
 #include <string_view>
+#include <unistd.h>
 
 #include "minfer/gguf/file_view.hpp"
 
@@ -18,6 +22,21 @@ inline void require(bool ok) {
 
 inline std::uint64_t byte_sum(std::byte a, std::byte b) {
     return static_cast<std::uint64_t>(a) + static_cast<std::uint64_t>(b);
+}
+
+// The input written to `name` in this process's own folder (in /dev/shm when there is one: no disk
+// write per run), for the targets whose library reads files. Empty when it cannot be written.
+inline std::filesystem::path input_file(std::string_view target, std::string_view name, const std::uint8_t* data, std::size_t size) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    const fs::path base = fs::exists("/dev/shm", ec) ? fs::path("/dev/shm") : fs::temp_directory_path(ec);
+    const fs::path dir = base / ("minfer-fuzz-" + std::string(target) + "-" + std::to_string(::getpid()));
+    fs::create_directories(dir, ec);
+    const fs::path file = dir / name;
+    std::FILE* f = std::fopen(file.c_str(), "wb");
+    if (f == nullptr) return {};
+    const bool ok = std::fwrite(data, 1, size, f) == size;
+    return std::fclose(f) == 0 && ok ? file : fs::path();
 }
 
 // Keeps the reads from being optimised away.

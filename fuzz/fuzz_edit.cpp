@@ -19,19 +19,8 @@
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     using namespace minfer;
     namespace fs = std::filesystem;
-    static const fs::path dir = [] {
-        fs::path base = fs::exists("/dev/shm") ? "/dev/shm" : fs::temp_directory_path();
-        auto d = base / ("minfer-fuzz-edit-" + std::to_string(::getpid()));
-        fs::create_directories(d);
-        return d;
-    }();
-    const fs::path file = dir / "m.gguf";
-    {
-        std::FILE* f = std::fopen(file.c_str(), "wb");
-        if (f == nullptr) return 0;
-        std::fwrite(data, 1, size, f);
-        std::fclose(f);
-    }
+    const fs::path file = fuzz::input_file("edit", "m.gguf", data, size);
+    if (file.empty()) return 0;
     std::vector<std::vector<std::byte>> tensor_bytes;
     std::uint64_t data_offset = 0;
     gguf::in_place_edit planned;

@@ -128,20 +128,8 @@ private:
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     using namespace minfer;
-    namespace fs = std::filesystem;
-    static const fs::path dir = [] {
-        fs::path base = fs::exists("/dev/shm") ? "/dev/shm" : fs::temp_directory_path();
-        auto d = base / ("minfer-fuzz-report-" + std::to_string(::getpid()));
-        fs::create_directories(d);
-        return d;
-    }();
-    const fs::path file = dir / "m.gguf";
-    {
-        std::FILE* f = std::fopen(file.c_str(), "wb");
-        if (f == nullptr) return 0;
-        std::fwrite(data, 1, size, f);
-        std::fclose(f);
-    }
+    const std::filesystem::path file = fuzz::input_file("report", "m.gguf", data, size);
+    if (file.empty()) return 0;
     {
         auto m = gguf::model::open(file);
         if (!m || m->parts().size() != 1) return 0;  // the loader's verdict is fuzz_parse's business

@@ -147,14 +147,7 @@ int run(out_buffer& out) {
     rq.dry_run = opt.dry_run;
     rq.overwrite = opt.force;
     if (auto rc = read_split_limits(opt.split_max_size, opt.split_max_tensors, rq.split_max_bytes, rq.split_max_tensors)) return *rc;
-    if (!remote_opt.max_fetch.empty()) {
-        std::string why;
-        const auto n = toolbox::parse_size(remote_opt.max_fetch, why);
-        if (!n) return usage_error("--max-fetch " + gguf::escape(remote_opt.max_fetch) + ": " + why);
-        rq.remote.max_fetch = *n;
-    }
-    if (remote_opt.timeout > 0) rq.remote.timeout_s = remote_opt.timeout;
-    if (const char* token = std::getenv("HF_TOKEN"); token != nullptr) rq.remote.hf_token = token;  // sent to the Hub only
+    if (auto rc = read_remote_settings(remote_opt, rq.remote)) return *rc;
     auto r = [&] {
         progress bar("assembling " + gguf::escape(opt.output), opt.quiet || opt.dry_run || opt.json);
         toolbox::assemble_events ev;

@@ -49,14 +49,7 @@ int run(out_buffer& out) {
     rq.models = opt.models;
     rq.values = opt.values;
     if (!opt.imatrix.empty()) rq.imatrix = opt.imatrix;
-    if (!remote_opt.max_fetch.empty()) {
-        std::string why;
-        const auto n = toolbox::parse_size(remote_opt.max_fetch, why);
-        if (!n) return usage_error("--max-fetch " + gguf::escape(remote_opt.max_fetch) + ": " + why);
-        rq.remote.max_fetch = *n;
-    }
-    if (remote_opt.timeout > 0) rq.remote.timeout_s = remote_opt.timeout;
-    if (const char* token = std::getenv("HF_TOKEN"); token != nullptr) rq.remote.hf_token = token;  // sent to the Hub only
+    if (auto rc = read_remote_settings(remote_opt, rq.remote)) return *rc;
     // The output is checked before any work: an existing file without --force, a device, an input.
     if (!opt.output.empty()) {
         for (const std::string& m : opt.models) {

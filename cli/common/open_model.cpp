@@ -19,6 +19,7 @@
 #include "minfer/remote/url.hpp"
 #include "quote.hpp"
 #include "sigbus_guard.hpp"
+#include "usage_error.hpp"
 #include "minfer/toolbox/size_text.hpp"
 
 namespace minfer::cli {
@@ -38,6 +39,18 @@ gguf::result<gguf::model> open_local(const std::string& path, bool no_mmap);
 }  // namespace
 
 bool is_url(const std::string& location) { return remote::is_remote(location); }
+
+std::optional<int> read_remote_settings(const remote_args& args, toolbox::remote_settings& out) {
+    if (!args.max_fetch.empty()) {
+        std::string why;
+        const auto n = toolbox::parse_size(args.max_fetch, why);
+        if (!n) return usage_error("--max-fetch " + gguf::escape(args.max_fetch) + ": " + why);
+        out.max_fetch = *n;
+    }
+    if (args.timeout > 0) out.timeout_s = args.timeout;
+    if (const char* token = std::getenv("HF_TOKEN"); token != nullptr) out.hf_token = token;  // sent to the Hub only
+    return std::nullopt;
+}
 
 void add_remote_options(CLI::App& sub, remote_args& args) {
     sub.add_option("--max-fetch", args.max_fetch,

@@ -1,5 +1,6 @@
 #pragma once
 // Opening a model for a command, and reporting why it failed, the same way in every command.
+#include <optional>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -7,6 +8,7 @@
 #include "minfer/gguf/error.hpp"
 #include "minfer/gguf/model.hpp"
 #include "minfer/toolbox/exit_code.hpp"
+#include "minfer/toolbox/remote_settings.hpp"
 
 namespace minfer::cli {
 
@@ -23,6 +25,11 @@ struct remote_args {
 
 /// Add --max-fetch, --timeout and --stats to a command that accepts URLs.
 void add_remote_options(CLI::App& sub, remote_args& args);
+
+/// The toolbox's remote settings of a command that reads URLs through the toolbox (assemble,
+/// report): --max-fetch parsed, --timeout, $HF_TOKEN (sent to the Hub only). @returns the usage
+/// exit code (the message printed) for a bad --max-fetch, nullopt when the settings are made.
+std::optional<int> read_remote_settings(const remote_args& args, toolbox::remote_settings& out);
 
 /// Whether `location` is a URL (http://, https://, hf://) rather than a path.
 bool is_url(const std::string& location);

@@ -523,17 +523,24 @@ private:
     std::uint64_t size_;
 };
 
+// libcurl's table, or why it cannot be loaded, naming the url.
+gguf::result<const detail::curl_functions*> curl_for(const std::string& url) {
+    auto api = detail::curl_library();
+    if (!api) {
+        gguf::error e = std::move(api).error();
+        e.file = url;
+        return gguf::unexpected(std::move(e));
+    }
+    return *api;
+}
+
 }  // namespace
 
 gguf::result<std::unique_ptr<gguf::byte_source>> open_http_source(const std::string& url, const fetch_options& options,
                                                                   fetch_budget& budget, part_stats& stats) noexcept {
     try {
-        auto api = detail::curl_library();
-        if (!api) {
-            gguf::error e = std::move(api).error();
-            e.file = url;
-            return gguf::unexpected(std::move(e));
-        }
+        auto api = curl_for(url);
+        if (!api) return gguf::unexpected(std::move(api).error());
         auto src = std::make_unique<http_source>(**api, url, options, budget, stats);
         auto r = src->start();
         if (!r) return gguf::unexpected(std::move(r).error());
@@ -547,12 +554,8 @@ gguf::result<std::unique_ptr<range_reader>> open_range_reader(const std::string&
                                                               const fetch_options& options, fetch_budget& budget,
                                                               part_stats& stats) noexcept {
     try {
-        auto api = detail::curl_library();
-        if (!api) {
-            gguf::error e = std::move(api).error();
-            e.file = url;
-            return gguf::unexpected(std::move(e));
-        }
+        auto api = curl_for(url);
+        if (!api) return gguf::unexpected(std::move(api).error());
         auto reader = std::make_unique<http_range_reader>(**api, url, size, options, budget, stats);
         if (auto r = reader->start(); !r) return gguf::unexpected(std::move(r).error());
         return std::unique_ptr<range_reader>(std::move(reader));
