@@ -6,7 +6,7 @@ pkgs=(cmake ninja-build g++ clang libclang-rt-14-dev lld libgtest-dev libgmock-d
       libyaml-cpp-dev
       python3-dev python3-numpy python3-pybind11 pybind11-dev python3-pytest python3-pip python3-venv
       python3-setuptools python3-wheel mypy ccache
-      chromium chromium-driver python3-selenium)
+      chromium chromium-driver python3-selenium abigail-tools pkgconf)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

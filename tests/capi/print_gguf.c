@@ -3,10 +3,11 @@
  *   - with -DPRINT_GGUF_GGML against llama.cpp's libggml-base.so, loaded with dlopen from the path
  *     given as the first argument (the declarations below are our own, written from gguf.h's
  *     public prototypes; ggml's header is not copied).
- * Both print everything ggml's reading API says about a file: tests/capi/test_capi_compare.cpp
+ * Both print everything ggml's reading API says about a file: tests/capi/test_capi.cpp (real files) and test_capi_ggml.cpp
  * runs them on every real fixture and compares the outputs byte for byte.
  *
- *   print_gguf [LIBGGML_BASE (ggml build only)] FILE            the file, or "refused"
+ *   print_gguf [LIBGGML_BASE (ggml build only)] FILE...         each file, or "refused"; several
+ *                                files each start with a "file: PATH" line; exit 1 if any was refused
  *   print_gguf --misuse FILE     (minfer build only) every getter with the wrong type, ids out of
  *                                range, NULL and freed handles: what ggml aborts on; prints the
  *                                neutral results and error names, exits 0 when it gets to the end
@@ -343,27 +344,13 @@ static int misuse(const char* path) {
 }
 #endif
 
-int main(int argc, char** argv) {
+/* Prints one file (with a "file: PATH" line first when several are given); 0 when it opened. */
+static int print_path(const char* path, bool named) {
     struct gguf_init_params params;
     struct gguf_context* ctx;
-    const char* path;
-#ifdef PRINT_GGUF_GGML
-    if (argc != 3) {
-        fprintf(stderr, "usage: %s LIBGGML_BASE FILE\n", argv[0]);
-        return 2;
-    }
-    if (!bind_ggml(argv[1])) return 3;
-    path = argv[2];
-#else
-    if (argc == 3 && strcmp(argv[1], "--misuse") == 0) return misuse(argv[2]);
-    if (argc != 2) {
-        fprintf(stderr, "usage: %s [--misuse] FILE\n", argv[0]);
-        return 2;
-    }
-    path = argv[1];
-#endif
     params.no_alloc = true;
     params.ctx = NULL;
+    if (named) printf("file: %s\n", path);
     ctx = gguf_init_from_file(path, params);
     if (ctx == NULL) {
         printf("refused\n");
@@ -372,4 +359,26 @@ int main(int argc, char** argv) {
     print_file(ctx);
     gguf_free(ctx);
     return 0;
+}
+
+int main(int argc, char** argv) {
+    int first, i, status = 0;
+#ifdef PRINT_GGUF_GGML
+    if (argc < 3) {
+        fprintf(stderr, "usage: %s LIBGGML_BASE FILE...\n", argv[0]);
+        return 2;
+    }
+    if (!bind_ggml(argv[1])) return 3;
+    first = 2;
+#else
+    if (argc == 3 && strcmp(argv[1], "--misuse") == 0) return misuse(argv[2]);
+    if (argc < 2) {
+        fprintf(stderr, "usage: %s [--misuse] FILE...\n", argv[0]);
+        return 2;
+    }
+    first = 1;
+#endif
+    /* Several files in one process: the tests print hundreds of synthetic and hostile files. */
+    for (i = first; i < argc; ++i) status |= print_path(argv[i], argc - first > 1);
+    return status;
 }

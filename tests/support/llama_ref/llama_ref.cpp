@@ -78,6 +78,11 @@ llama_lib::~llama_lib() = default;  // the library stays loaded: its code may st
 
 bool llama_lib::configured() { return configured_path() != nullptr; }
 
+std::string llama_lib::configured_library() {
+    const char* p = configured_path();
+    return p != nullptr ? std::string(p) : std::string();
+}
+
 const llama_lib* llama_lib::get() {
     static const llama_lib* lib = []() -> const llama_lib* {
         const char* path = configured_path();

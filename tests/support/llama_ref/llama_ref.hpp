@@ -343,6 +343,8 @@ public:
     /// Whether a path was given ($MINFER_LLAMA_LIB, or the compiled-in default): a user may treat a
     /// library given but unusable as a failure rather than a skip.
     static bool configured();
+    /// That path ("" when none is given): for programs the tests run against the same library.
+    static std::string configured_library();
     /// The library when it is loaded and has every part of `parts`; otherwise nullptr, and `why`
     /// says why in one line ending in "skipped" (print it with GTEST_SKIP).
     static const llama_lib* require(unsigned parts, std::string& why);
