@@ -37,6 +37,7 @@
 #include "hostile.hpp"
 #include "floor.hpp"
 #include "llama_ref/llama_ref.hpp"
+#include "minfer.h"
 #include "minfer/gguf/model.hpp"
 #include "minfer/gguf/split.hpp"
 
@@ -192,6 +193,25 @@ void bm_minfer_open(benchmark::State& state, const fixture* f) {
     state.counters["alloc_bytes"] = static_cast<double>(a.bytes);
     state.counters["alloc_per_meta_byte"] =
         metadata_bytes > 0 ? static_cast<double>(a.bytes) / static_cast<double>(metadata_bytes) : 0.0;
+}
+
+// The C API's open (libminfer.so): minfer_gguf_init_from_file for one file, _from_split for a set
+// (model::open opens every part too), and minfer_gguf_free. Issue 32: no more than the C++ open.
+void bm_capi_open(benchmark::State& state, const fixture* f) {
+    const minfer_gguf_init_params params{true, nullptr};
+    const bool set = f->parts.size() > 1;
+    const rusage_snapshot before = usage();
+    for (auto _ : state) {
+        minfer_gguf_context* ctx = set ? minfer_gguf_init_from_split(f->entry.c_str(), params)
+                                       : minfer_gguf_init_from_file(f->entry.c_str(), params);
+        if (ctx == nullptr) {
+            state.SkipWithError(minfer_last_error_message());
+            break;
+        }
+        benchmark::DoNotOptimize(minfer_gguf_get_n_tensors(ctx));
+        minfer_gguf_free(ctx);
+    }
+    count_faults(state, before);
 }
 
 void bm_llama_open(benchmark::State& state, const fixture* f) {
@@ -423,6 +443,13 @@ void print_summary(summary_reporter& rep, const std::vector<fixture>& fixtures, 
             std::printf("  cv: ours %.1f%%%s%s\n", 100 * ours->cv(),
                         llama != nullptr && !std::isnan(llama->cv()) ? fmt(", llama %.1f%%", 100 * llama->cv()).c_str() : "",
                         fl != nullptr && !std::isnan(fl->cv()) ? fmt(", floor %.1f%%", 100 * fl->cv()).c_str() : "");
+    }
+    std::printf("\n== The C API's open (libminfer.so) against the C++ open ==\n");
+    std::printf("%-12s %-34s %-34s %s\n", "fixture", "capi_open", "minfer_open", "capi/minfer_open");
+    for (const fixture& f : fixtures) {
+        const stats* c = rep.find("capi_open/" + f.name);
+        const stats* ours = rep.find("minfer_open/" + f.name);
+        std::printf("%-12s %-34s %-34s %s\n", f.name.c_str(), cell(c).c_str(), cell(ours).c_str(), ratio(c, ours).c_str());
     }
     std::printf("\n== Access on the open model (qwen) ==\n");
     struct row {
@@ -756,6 +783,8 @@ int main(int argc, char** argv) {
                       ->Unit(benchmark::kMicrosecond);
         if (llama_not_run_reason(f) != nullptr) l->Iterations(1)->Repetitions(1);
         with_spread(benchmark::RegisterBenchmark(("floor_walk/" + f.name).c_str(), bm_floor, fp))
+            ->Unit(benchmark::kMicrosecond);
+        with_spread(benchmark::RegisterBenchmark(("capi_open/" + f.name).c_str(), bm_capi_open, fp))
             ->Unit(benchmark::kMicrosecond);
     }
     with_spread(benchmark::RegisterBenchmark("key_lookup/qwen", bm_key_lookup, qm))->Unit(benchmark::kNanosecond);
