@@ -52,11 +52,8 @@ int run(out_buffer& out) {
     if (auto rc = read_remote_settings(remote_opt, rq.remote)) return *rc;
     // The output is checked before any work: an existing file without --force, a device, an input.
     if (!opt.output.empty()) {
-        for (const std::string& m : opt.models) {
-            std::error_code ec;
-            if (!is_url(m) && std::filesystem::equivalent(m, opt.output, ec))
-                return usage_error(gguf::escape(opt.output) + " is one of the models: report never writes over its input");
-        }
+        if (toolbox::report_output_is_input(rq, opt.output))
+            return usage_error(gguf::escape(opt.output) + " is one of the models: report never writes over its input");
         if (auto checked = gguf::check_output_path(opt.output, opt.force); !checked) {
             if (gguf::is_output_exists(checked.error()))
                 return usage_error(gguf::escape(opt.output) + " already exists (use --force to replace it)");

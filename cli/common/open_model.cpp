@@ -38,7 +38,7 @@ gguf::error usage_value(const std::string& file, std::string why) {
 gguf::result<gguf::model> open_local(const std::string& path, bool no_mmap);
 }  // namespace
 
-bool is_url(const std::string& location) { return remote::is_remote(location); }
+bool is_url(const std::string& location) { return toolbox::names_remote_model(location); }
 
 std::optional<int> read_remote_settings(const remote_args& args, toolbox::remote_settings& out) {
     if (!args.max_fetch.empty()) {

@@ -31,11 +31,8 @@ py::tuple report(const std::vector<std::string>& models, bool values, const std:
     rq.remote.timeout_s = timeout;
     if (const char* token = std::getenv("HF_TOKEN"); token != nullptr) rq.remote.hf_token = token;  // sent to the Hub only
     if (output) {
-        for (const std::string& m : models) {
-            std::error_code ec;
-            if (fs::equivalent(m, *output, ec))
-                raise_usage(std::string("'") + gguf::escape(*output) + "' is one of the models: report never writes over its input", *output);
-        }
+        if (::minfer::toolbox::report_output_is_input(rq, fs::path(*output)))
+            raise_usage(std::string("'") + gguf::escape(*output) + "' is one of the models: report never writes over its input", *output);
         auto checked = gguf::check_output_path(*output, overwrite);
         if (!checked) {
             if (gguf::is_output_exists(checked.error()))

@@ -246,3 +246,21 @@ def test_a_split_set_is_reported_from_its_first_part(pair, tmp_path, minfer_cli)
     assert [t["name"] for t in split["tensors"]] == [t["name"] for t in whole["tensors"]]
     assert [t["stats"] for t in split["tensors"]] == [t["stats"] for t in whole["tensors"]]
     assert [t["part"] for t in split["tensors"]] == [1 + i // 4 for i in range(len(split["tensors"]))]
+
+
+def test_no_part_of_a_split_set_is_written_over(pair, tmp_path, minfer_cli):
+    # The output is checked against every file of each model: a later part of a set, or a link to
+    # one, is the model's too (before: only part 1's path was compared).
+    ref, _ = pair
+    subprocess.run([str(minfer_cli), "split", str(ref), str(tmp_path / "s"), "--split-max-tensors", "4", "--quiet"], check=True)
+    parts = sorted(tmp_path.glob("s-0000*-of-*.gguf"))
+    link = tmp_path / "link.html"
+    link.symlink_to(parts[2])
+    before = [p.read_bytes() for p in parts]
+    for target in (parts[1], link):
+        r = subprocess.run([str(minfer_cli), "report", str(parts[0]), "-o", str(target), "--force"], capture_output=True,
+                           text=True)
+        assert r.returncode == 2 and "one of the models" in r.stderr, r.stderr
+        with pytest.raises(minfer.RequestError):
+            minfer.report(parts[0], output=target, overwrite=True)
+    assert [p.read_bytes() for p in parts] == before

@@ -39,10 +39,6 @@ using detail::block_of;
 using detail::make_error;
 using detail::value_text;
 
-bool is_remote(std::string_view s) {
-    return s.starts_with("http://") || s.starts_with("https://") || s.starts_with("hf://");
-}
-
 // One opened source model: a local file (its tensors kernel-copied) or a URL (heads only; its
 // tensors fetched by remote_models).
 struct source {
@@ -137,7 +133,7 @@ gguf::result<assemble_report> run(const assemble_request& rq, const assemble_eve
         for (const auto& s : sources)
             if (s->text == ms.text) return s.get();
         std::unique_ptr<source> s;
-        if (is_remote(ms.text)) {
+        if (names_remote_model(ms.text)) {
             auto m = remotes.open(ms.text);
             if (!m) return unexpected(std::move(m).error());
             s = std::make_unique<source>(source{ms.text, std::move(*m), std::nullopt, {}, 0});

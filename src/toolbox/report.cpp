@@ -41,16 +41,6 @@ constexpr std::size_t array_item_cap = 1024;      // items of a metadata array i
 constexpr std::size_t array_summary_items = 8;    // items in its one-line summary
 constexpr std::uint64_t token_cap = 1u << 20;     // tokens in the document
 
-bool is_url(std::string_view s) {
-    auto starts = [&](std::string_view p) {
-        if (s.size() < p.size()) return false;
-        for (std::size_t i = 0; i < p.size(); ++i)
-            if (static_cast<char>(std::tolower(static_cast<unsigned char>(s[i]))) != p[i]) return false;
-        return true;
-    };
-    return starts("http://") || starts("https://") || starts("hf://");
-}
-
 struct opened {
     std::string location;
     gguf::model model;
@@ -424,7 +414,7 @@ gguf::result<report_result> run(const report_request& rq, const report_events& e
     for (const std::string& loc : rq.models) {
         auto o = std::make_unique<opened>();
         o->location = loc;
-        o->remote = is_url(loc);
+        o->remote = names_remote_model(loc);
         if (o->remote && rq.values && !rq.remote.max_fetch)
             return unexpected(detail::make_error(errc::bad_value_text, "values",
                                                  loc + " is a URL: reading its values fetches every tensor; give a fetch budget (--max-fetch) that holds them"));

@@ -4,12 +4,31 @@
 #include <cerrno>
 #include <new>
 
+#include "minfer/gguf/split.hpp"
 #include "minfer/gguf_write/atomic_file.hpp"
 #include "minfer/gguf_write/output_path.hpp"
 #include "minfer/toolbox/report.hpp"
 #include "minfer/toolbox/report_page.hpp"
 
 namespace minfer::toolbox {
+
+std::optional<std::string> report_output_is_input(const report_request& request, const std::filesystem::path& output) noexcept {
+    try {
+        std::error_code ec;
+        if (!std::filesystem::exists(output, ec)) return std::nullopt;
+        for (const std::string& m : request.models) {
+            if (names_remote_model(m)) continue;
+            // Every file of the model: its split set's parts when it is part 1 of one, else itself.
+            auto parts = gguf::resolve_splits(m);
+            const std::vector<std::filesystem::path> files = parts ? *parts : std::vector<std::filesystem::path>{m};
+            for (const std::filesystem::path& f : files)
+                if (std::filesystem::equivalent(f, output, ec)) return m;
+        }
+        return std::nullopt;
+    } catch (...) {  // an allocation failure: the write that follows reports its own errors
+        return std::nullopt;
+    }
+}
 
 gguf::result<void> write_report_page(const report_result& report, const std::filesystem::path& output, bool overwrite) noexcept {
     try {

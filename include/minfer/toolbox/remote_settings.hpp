@@ -5,8 +5,15 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace minfer::toolbox {
+
+/// Whether a model location names a remote model (http://, https:// or hf://, any case) rather than
+/// a local path: the one test of the toolbox's commands, the CLI and Python. The same answer as
+/// minfer::remote::is_remote (tests/toolbox/test_remote_location.cpp holds both to it), kept here
+/// because the toolbox refuses URLs by name where minfer::remote is not built.
+bool names_remote_model(std::string_view location) noexcept;
 
 struct remote_settings {
     /// The most body bytes fetched over every remote model of the command: heads and tensors

@@ -54,6 +54,12 @@ struct report_result {
 /// fetch_budget_exceeded, out_of_memory.
 gguf::result<report_result> report(const report_request& request, const report_events& events = {}) noexcept;
 
+/// The model of the request (as given) that `output` would write over: a local model or any part of
+/// its split set that is the same file as `output` (device and inode: another spelling or a link is
+/// the same file). nullopt when none is, or `output` does not exist. The frontends refuse it as a
+/// usage error before any work: a report never writes over its input.
+std::optional<std::string> report_output_is_input(const report_request& request, const std::filesystem::path& output) noexcept;
+
 /// Draw the page of a report (render_report_page) and write it to `output` atomically (a temporary,
 /// fsync, rename). @returns io_error EEXIST (exists, without overwrite), output_not_regular, the
 /// atomic write's io_error, out_of_memory.
