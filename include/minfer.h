@@ -104,6 +104,10 @@ enum minfer_ggml_type {
 
 /* An open GGUF file: opaque. */
 struct minfer_gguf_context;
+/* A model being built for writing (minfer_writer_*): opaque. */
+struct minfer_gguf_writer;
+/* An error as data, for the functions with an error out-parameter (defined with the errors below). */
+struct minfer_error;
 
 /* ggml's struct gguf_init_params, same layout. ctx is ggml's `struct ggml_context **`: minfer
  * creates no ggml tensors, so a non-NULL ctx is refused (init returns NULL, the error says why).
@@ -206,15 +210,138 @@ MINFER_API size_t minfer_dequantize_src_size(int ggml_type, int64_t n_elements) 
 /* ggml's name of a tensor type ("f32", "q4_K", "iq2_xxs", …); NULL for an id outside the table. */
 MINFER_API const char* minfer_ggml_type_name(int ggml_type) MINFER_NOEXCEPT;
 
+/* ---- opening with an error out-parameter, and the verdict of a file ---- */
+
+/* Flags of minfer_gguf_open and minfer_gguf_check_file. */
+#define MINFER_OPEN_SPLIT 1u /* open the split set from part 1, as minfer_gguf_init_from_split */
+
+/* minfer_gguf_init_from_file (flags 0) or minfer_gguf_init_from_split (MINFER_OPEN_SPLIT), with
+ * the error also copied to `err` (may be NULL): on success err is "ok" (code 0), on failure the
+ * thread's last error (as minfer_last_error). Unknown flag bits: NULL, unsupported_param. */
+MINFER_API struct minfer_gguf_context* minfer_gguf_open(const char* fname, unsigned flags, struct minfer_error* err) MINFER_NOEXCEPT;
+/* The loader's verdict on a file, which is not kept open: 0 when it accepts the file (the set, with
+ * MINFER_OPEN_SPLIT), else the error code (truncated, bad_magic, split_not_first, io_error, …,
+ * null_argument, unsupported_param for unknown flag bits), recorded as the last error and copied
+ * to `err` when it is not NULL (err is "ok" on success). */
+MINFER_API int minfer_gguf_check_file(const char* fname, unsigned flags, struct minfer_error* err) MINFER_NOEXCEPT;
+
+/* ---- quantizing ---- */
+
+/* Quantize n_rows rows of n_per_row floats from `src` into `dst` as ggml's
+ * ggml_quantize_chunk(ggml_type, src, dst, 0, n_rows, n_per_row, imatrix) does, byte for byte.
+ * `imatrix`: NULL or n_per_row importance weights (one per column, shared by every row). Writes
+ * minfer_quantize_dst_size(ggml_type, n_rows, n_per_row) bytes (dst_size may be larger) and returns
+ * that count; -1 on error, with dst untouched (the rows are quantized into a scratch buffer of the
+ * output's size first): null_argument (src or dst NULL), type_not_quantizable (q8_1, q8_K,
+ * integers, ids outside the table), importance_required (imatrix NULL for a type ggml refuses
+ * without one: minfer_quantize_requires_imatrix), not_block_multiple (n_per_row not a positive
+ * multiple of the type's block), buffer_size_mismatch (n_rows negative; dst_size too small:
+ * expected = bytes needed, found = dst_size), size_overflow (n_rows * n_per_row values or their
+ * bytes do not fit), quantize_failed (an input on which ggml asserts), out_of_memory. The error is
+ * also copied to `err` when it is not NULL ("ok" on success). n_rows 0: returns 0. */
+MINFER_API int64_t minfer_quantize(int ggml_type, const float* src, int64_t n_rows, int64_t n_per_row, const float* imatrix, void* dst, size_t dst_size, struct minfer_error* err) MINFER_NOEXCEPT;
+/* The bytes minfer_quantize writes for n_rows rows of n_per_row values; 0 for n_rows 0 (not an
+ * error) and on error (recorded: type_not_quantizable, not_block_multiple, buffer_size_mismatch for
+ * a negative n_rows, size_overflow). */
+MINFER_API size_t minfer_quantize_dst_size(int ggml_type, int64_t n_rows, int64_t n_per_row) MINFER_NOEXCEPT;
+/* Whether ggml refuses to quantize `ggml_type` without importance weights
+ * (ggml_quantize_requires_imatrix: iq2_xxs, iq2_xs, iq1_s); false for any other id. */
+MINFER_API bool minfer_quantize_requires_imatrix(int ggml_type) MINFER_NOEXCEPT;
+
+/* ---- writing a model ----
+ *
+ * A writer collects metadata (keys in the order they are first set) and tensors (in the order they
+ * are added), then writes them as one GGUF v3 file: byte for byte what ggml's gguf_write_to_file
+ * writes for the same content (alignment 32 unless general.alignment says otherwise). Each call
+ * checks what it adds with the rules of the loader (a key that is empty; a bool other than 0 or 1; a
+ * tensor name of 0 or 64+ bytes; a type, shape or byte size the loader would refuse) and refuses it
+ * with that code, leaving the writer as it was; what depends on the whole model (two tensors of one
+ * name: duplicate_tensor) is refused by minfer_writer_write. Setting a key that is already set
+ * replaces its value where it is (ggml's gguf_set_* moves the key to the end).
+ * Every function returns 0, or -1 with the error recorded (null_argument, invalid_handle for a
+ * writer that minfer_writer_new did not return or that was freed, out_of_memory, the rules' codes).
+ * A writer must not be used by two threads at once. */
+
+/* A new, empty writer; NULL on out_of_memory. Free it with minfer_writer_free. */
+MINFER_API struct minfer_gguf_writer* minfer_writer_new(void) MINFER_NOEXCEPT;
+/* Free a writer; NULL is ignored, a handle that is not a live writer is refused (invalid_handle,
+ * nothing freed). */
+MINFER_API void minfer_writer_free(struct minfer_gguf_writer* w) MINFER_NOEXCEPT;
+
+MINFER_API int minfer_writer_set_u8(struct minfer_gguf_writer* w, const char* key, uint8_t val) MINFER_NOEXCEPT;
+MINFER_API int minfer_writer_set_i8(struct minfer_gguf_writer* w, const char* key, int8_t val) MINFER_NOEXCEPT;
+MINFER_API int minfer_writer_set_u16(struct minfer_gguf_writer* w, const char* key, uint16_t val) MINFER_NOEXCEPT;
+MINFER_API int minfer_writer_set_i16(struct minfer_gguf_writer* w, const char* key, int16_t val) MINFER_NOEXCEPT;
+MINFER_API int minfer_writer_set_u32(struct minfer_gguf_writer* w, const char* key, uint32_t val) MINFER_NOEXCEPT;
+MINFER_API int minfer_writer_set_i32(struct minfer_gguf_writer* w, const char* key, int32_t val) MINFER_NOEXCEPT;
+MINFER_API int minfer_writer_set_f32(struct minfer_gguf_writer* w, const char* key, float val) MINFER_NOEXCEPT;
+MINFER_API int minfer_writer_set_u64(struct minfer_gguf_writer* w, const char* key, uint64_t val) MINFER_NOEXCEPT;
+MINFER_API int minfer_writer_set_i64(struct minfer_gguf_writer* w, const char* key, int64_t val) MINFER_NOEXCEPT;
+MINFER_API int minfer_writer_set_f64(struct minfer_gguf_writer* w, const char* key, double val) MINFER_NOEXCEPT;
+MINFER_API int minfer_writer_set_bool(struct minfer_gguf_writer* w, const char* key, bool val) MINFER_NOEXCEPT;
+/* A NUL-terminated string (copied). */
+MINFER_API int minfer_writer_set_str(struct minfer_gguf_writer* w, const char* key, const char* val) MINFER_NOEXCEPT;
+/* An array of n fixed-size elements of `elem_type` (n * the type's size bytes, copied; bools one byte
+ * each, 0 or 1). Strings and arrays are not fixed-size: bad_value_type, nested_array. data may be
+ * NULL when n is 0. */
+MINFER_API int minfer_writer_set_arr_data(struct minfer_gguf_writer* w, const char* key, enum minfer_gguf_type elem_type, const void* data, size_t n) MINFER_NOEXCEPT;
+/* An array of n NUL-terminated strings (copied); strs may be NULL when n is 0. */
+MINFER_API int minfer_writer_set_arr_str(struct minfer_gguf_writer* w, const char* key, const char* const* strs, size_t n) MINFER_NOEXCEPT;
+/* Every kv of an open context, in its order, exactly as stored (ggml's gguf_set_kv; for a split set,
+ * part 1's keys, split.* included). */
+MINFER_API int minfer_writer_set_kv_from(struct minfer_gguf_writer* w, const struct minfer_gguf_context* src) MINFER_NOEXCEPT;
+
+/* A tensor of ggml type `ggml_type` and shape ne[0..n_dims) whose `size` bytes are at `data`.
+ * n_dims (0..4) is stored as given: ggml stores ggml_n_dims (no trailing 1s), so give that for
+ * ggml's bytes. size must be the shape's byte size (data_truncated otherwise); data may be NULL when
+ * size is 0. The buffer is BORROWED, not copied: it must stay valid and unchanged until the last
+ * minfer_writer_write of this writer has returned (or the writer is freed). */
+MINFER_API int minfer_writer_add_tensor(struct minfer_gguf_writer* w, const char* name, int ggml_type, int n_dims, const int64_t* ne, const void* data, size_t size) MINFER_NOEXCEPT;
+/* Fills dst with the n bytes of the tensor at [offset, offset + n); returns 0, or anything else to
+ * abort the write. */
+typedef int (*minfer_tensor_read_fn)(void* user, uint64_t offset, void* dst, size_t n);
+/* A tensor whose `size` bytes come from `read`, called during each minfer_writer_write with
+ * consecutive chunks (offsets increasing from 0 to size, at most 4 MiB each). A non-zero return
+ * aborts the write: callback_failed (naming the tensor; found = the value returned) and nothing is
+ * left at the path. `user` is passed back as is. */
+MINFER_API int minfer_writer_add_tensor_cb(struct minfer_gguf_writer* w, const char* name, int ggml_type, int n_dims, const int64_t* ne, size_t size, minfer_tensor_read_fn read, void* user) MINFER_NOEXCEPT;
+
+/* Flag of minfer_writer_write. */
+#define MINFER_WRITE_REPLACE 1u /* replace an existing regular file at the path */
+
+/* Write the model to `path` atomically: into an unnamed temporary (O_TMPFILE) in the same
+ * directory, its head read back and verified by the loader, fsync'ed and given the name `path` (then
+ * the directory fsync'ed). The path holds the complete new file or what it held before, whatever
+ * happens (an error, a full disk, a kill), and no temporary is left (where the filesystem has no
+ * O_TMPFILE the temporary is named `<path>.tmp.<random>`: removed on any error, left by a kill).
+ * Callbacks run on the calling thread. An existing file is refused (io_error EEXIST) unless flags has
+ * MINFER_WRITE_REPLACE; a directory, FIFO or device is never replaced (output_not_regular). Errors:
+ * the rules' codes (duplicate_tensor, …), io_error (the operation and errno in the message),
+ * callback_failed, out_of_memory, unsupported_param (unknown flag bits). The error is also copied to
+ * `err` when it is not NULL ("ok" on success). The writer stays usable: it may be written again. */
+MINFER_API int minfer_writer_write(struct minfer_gguf_writer* w, const char* path, unsigned flags, struct minfer_error* err) MINFER_NOEXCEPT;
+
 /* ---- errors (per thread) ---- */
 
 /* Codes of the C API itself (domain 7); the others are the libraries' codes (docs/ERRORS.md). */
 #define MINFER_ERROR_OK 0
-#define MINFER_ERROR_INVALID_HANDLE 0x0701    /* NULL, freed or foreign context handle */
+#define MINFER_ERROR_INVALID_HANDLE 0x0701    /* NULL, freed or foreign context or writer handle */
 #define MINFER_ERROR_NULL_ARGUMENT 0x0702     /* a required pointer argument is NULL */
-#define MINFER_ERROR_UNSUPPORTED_PARAM 0x0703 /* init params minfer does not support (a ggml ctx) */
+#define MINFER_ERROR_UNSUPPORTED_PARAM 0x0703 /* init params minfer does not support (a ggml ctx), unknown flag bits */
 #define MINFER_ERROR_INTERNAL 0x0704          /* an unexpected C++ exception, caught at the boundary */
 #define MINFER_ERROR_ID_OUT_OF_RANGE 0x0705   /* a key or tensor id outside [0, count) */
+#define MINFER_ERROR_CALLBACK_FAILED 0x0706   /* a tensor's read callback returned non-zero */
+
+/* An error as data: what minfer_last_error copies and the error out-parameters receive. */
+struct minfer_error {
+    int code;           /* the stable 16-bit code (MINFER_ERROR_OK: none) */
+    char name[64];      /* its snake-case name ("truncated", "offset_mismatch"); "ok" when none */
+    char domain[16];    /* the library that owns the code: "loader", "gguf_write", "quant", "capi"; "" when none */
+    uint64_t offset;    /* the absolute byte offset in the file the error is about (0 when none) */
+    uint64_t expected;  /* what the rule wanted: its meaning depends on the code (docs/ERRORS.md) */
+    uint64_t found;     /* what was there instead (docs/ERRORS.md) */
+    char message[1024]; /* the full message (file, part, section, offset, what), cut to fit, always NUL-terminated */
+};
 
 /* The last error's stable 16-bit code (0: none). */
 MINFER_API int minfer_last_error_code(void) MINFER_NOEXCEPT;
@@ -226,6 +353,8 @@ MINFER_API const char* minfer_last_error_message(void) MINFER_NOEXCEPT;
 /* The absolute byte offset in the file the error is about (0 when none). */
 MINFER_API uint64_t minfer_last_error_offset(void) MINFER_NOEXCEPT;
 MINFER_API void minfer_clear_error(void) MINFER_NOEXCEPT;
+/* The thread's last error, copied into *out (code 0 and name "ok" when none); NULL out is ignored. */
+MINFER_API void minfer_last_error(struct minfer_error* out) MINFER_NOEXCEPT;
 
 #ifdef __cplusplus
 }

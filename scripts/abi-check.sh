@@ -18,7 +18,9 @@ for tool in abidw abidiff readelf; do
   command -v "$tool" >/dev/null || { echo "abi-check: $tool not found (apt install abigail-tools binutils)" >&2; exit 2; }
 done
 [ -f "$lib" ] || { echo "abi-check: $lib not found" >&2; exit 2; }
-if ! readelf -S "$lib" | grep -q "\.debug_info"; then
+# (read whole first: grep -q leaving early would give readelf SIGPIPE, a failure under pipefail)
+sections=$(readelf -S "$lib") || { echo "abi-check: readelf cannot read $lib" >&2; exit 2; }
+if ! grep -q "\.debug_info" <<< "$sections"; then
   echo "abi-check: $lib has no debug information: build it with -g (a Debug or RelWithDebInfo build)" >&2
   exit 2
 fi

@@ -1,5 +1,6 @@
 // The C API (include/minfer.h): ggml's gguf.h reading functions over minfer's verified loader, plus
-// tensor bytes, split sets and the dequantizer. Every entry point is extern "C", noexcept and
+// tensor bytes, split sets and the dequantizer (the errors: capi_errors.cpp; the verdict, the
+// quantizer and the writer: their own files). Every entry point is extern "C", noexcept and
 // catches everything: no exception, abort or out-of-bounds read crosses into C. Where ggml aborts,
 // a function returns its neutral value and records the error in a thread-local slot.
 //
@@ -14,13 +15,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <mutex>
 #include <new>
 #include <span>
 #include <string>
 #include <string_view>
 #include <type_traits>
-#include <unordered_set>
 #include <vector>
 
 #include "minfer/gguf/error.hpp"
@@ -31,108 +30,14 @@
 #include "minfer/quant/dequantize.hpp"
 #include "minfer/quant/errors.hpp"
 
+#include "capi_errors.hpp"
+#include "context_metadata.hpp"
+#include "handle_registry.hpp"
+
 namespace gguf = minfer::gguf;
+using namespace minfer::capi;  // the errors and the registry shared by the C API's files
 
 namespace {
-
-// ---- the C API's own error codes (domain 7, "capi"; the numbers of minfer.h's MINFER_ERROR_*) ----
-
-constexpr std::uint8_t capi_domain = 7;
-constexpr gguf::errc invalid_handle = gguf::make_code(capi_domain, 1);
-constexpr gguf::errc null_argument = gguf::make_code(capi_domain, 2);
-constexpr gguf::errc unsupported_param = gguf::make_code(capi_domain, 3);
-constexpr gguf::errc internal_error = gguf::make_code(capi_domain, 4);
-constexpr gguf::errc id_out_of_range = gguf::make_code(capi_domain, 5);
-static_assert(static_cast<int>(invalid_handle) == MINFER_ERROR_INVALID_HANDLE);
-static_assert(static_cast<int>(null_argument) == MINFER_ERROR_NULL_ARGUMENT);
-static_assert(static_cast<int>(unsupported_param) == MINFER_ERROR_UNSUPPORTED_PARAM);
-static_assert(static_cast<int>(internal_error) == MINFER_ERROR_INTERNAL);
-static_assert(static_cast<int>(id_out_of_range) == MINFER_ERROR_ID_OUT_OF_RANGE);
-
-constexpr std::array<std::string_view, 5> capi_names{"invalid_handle", "null_argument", "unsupported_param",
-                                                     "internal_error", "id_out_of_range"};
-
-std::string_view capi_name(std::uint8_t code) noexcept {
-    return code >= 1 && code <= capi_names.size() ? capi_names[code - 1u] : std::string_view();
-}
-
-// subject: the function; detail: what (the argument, "key" or "tensor").
-std::string capi_describe(const gguf::error& e, bool /*path_said*/) {
-    const std::string fn(e.subject.view());
-    const std::string where = fn.empty() ? std::string() : fn + ": ";
-    switch (gguf::number_in_domain(e.code)) {
-        case 1: return where + "the context handle is NULL, freed or not one minfer opened";
-        case 2: return where + "argument " + e.detail + " is NULL";
-        case 3: return where + e.detail;
-        case 4: return where + "an unexpected internal error" + (e.detail.empty() ? std::string() : ": " + e.detail);
-        case 5:
-            return where + e.detail + " id " + std::to_string(static_cast<std::int64_t>(e.found)) +
-                   " is out of range (the context has " + std::to_string(e.expected) + ")";
-        default: return "unknown error";
-    }
-}
-
-const gguf::error_domain capi_errors{capi_domain, "capi", &capi_name, &capi_describe};
-// Registered when the library is loaded: the loader's to_string and message() then name the codes.
-[[maybe_unused]] const bool capi_registered = (gguf::register_error_domain(capi_errors), true);
-
-// ---- the thread's last error: fixed buffers, so recording never allocates past message() ----
-
-struct last_error {
-    int code = 0;
-    std::uint64_t offset = 0;
-    char name[64] = "ok";
-    char message[4096] = "";
-};
-thread_local last_error tl_error;
-
-void copy_text(char* dst, std::size_t cap, std::string_view s) noexcept {
-    const std::size_t n = std::min(cap - 1, s.size());
-    if (n > 0) std::memcpy(dst, s.data(), n);
-    dst[n] = '\0';
-}
-
-void record(const gguf::error& e) noexcept {
-    last_error& t = tl_error;
-    t.code = static_cast<int>(e.code);
-    t.offset = e.offset;
-    copy_text(t.name, sizeof t.name, gguf::to_string(e.code));
-    try {
-        copy_text(t.message, sizeof t.message, e.message());
-    } catch (...) {  // the message's text could not be allocated: the name says what happened
-        copy_text(t.message, sizeof t.message, gguf::to_string(e.code));
-    }
-}
-
-void record_code(gguf::errc code, const char* fn, std::string_view detail = {}, std::uint64_t expected = 0,
-                 std::uint64_t found = 0) noexcept {
-    try {
-        gguf::error e;
-        e.code = code;
-        e.where = gguf::section::access;
-        e.subject = fn;
-        e.detail = detail;
-        e.expected = expected;
-        e.found = found;
-        record(e);
-    } catch (...) {
-        tl_error.code = static_cast<int>(code);
-        tl_error.offset = 0;
-        copy_text(tl_error.name, sizeof tl_error.name, gguf::to_string(code));
-        copy_text(tl_error.message, sizeof tl_error.message, fn);
-    }
-}
-
-void record_exception(const char* fn) noexcept {
-    try {
-        throw;
-    } catch (const std::bad_alloc&) {
-        gguf::error e = gguf::out_of_memory_error(fn);
-        record(e);
-    } catch (...) {
-        record_code(internal_error, fn);
-    }
-}
 
 // ---- contexts ----
 
@@ -167,26 +72,12 @@ struct minfer_gguf_context {
 
 namespace {
 
-// Every open context, so that a NULL, freed or foreign handle is refused instead of dereferenced.
-// Leaked on purpose: a call during static destruction (another library's atexit) still finds it.
-struct registry {
-    std::mutex mutex;
-    std::unordered_set<const minfer_gguf_context*> live;
-};
-registry& contexts() {
-    static registry* r = new registry;  // may throw bad_alloc on first use: callers catch
-    return *r;
-}
+// Every open context (handle_registry.hpp): a NULL, freed or foreign handle is refused.
+handle_registry& contexts() { return registry_of<minfer_gguf_context>(); }
 
 const minfer_gguf_context* checked(const minfer_gguf_context* ctx, const char* fn) noexcept {
-    if (ctx == nullptr) {
-        record_code(invalid_handle, fn);
-        return nullptr;
-    }
     try {
-        registry& r = contexts();
-        const std::lock_guard lock(r.mutex);
-        if (r.live.find(ctx) != r.live.end()) return ctx;
+        if (ctx != nullptr && contexts().contains(ctx)) return ctx;
     } catch (...) {
     }
     record_code(invalid_handle, fn);
@@ -352,22 +243,17 @@ bool refuse_params(const minfer_gguf_init_params& params, const char* fname, con
     return false;
 }
 
-void record_open_error(gguf::error e, const char* fname) noexcept {
-    try {
-        if (e.file.empty()) e.file = fname;
-    } catch (...) {
-    }
-    record(e);
-}
-
 minfer_gguf_context* publish(std::unique_ptr<minfer_gguf_context> c) {
-    registry& r = contexts();
-    const std::lock_guard lock(r.mutex);
-    r.live.insert(c.get());
+    contexts().add(c.get());
     return c.release();
 }
 
 }  // namespace
+
+const gguf::file_view* minfer::capi::context_metadata(const minfer_gguf_context* ctx, const char* fn) noexcept {
+    const minfer_gguf_context* c = checked(ctx, fn);
+    return c == nullptr ? nullptr : c->meta;
+}
 
 extern "C" {
 
@@ -424,13 +310,9 @@ struct minfer_gguf_context* minfer_gguf_init_from_split(const char* fname, struc
 void minfer_gguf_free(struct minfer_gguf_context* ctx) noexcept {
     if (ctx == nullptr) return;  // as ggml's gguf_free(NULL)
     try {
-        registry& r = contexts();
-        {
-            const std::lock_guard lock(r.mutex);
-            if (r.live.erase(ctx) == 0) {
-                record_code(invalid_handle, "minfer_gguf_free");
-                return;
-            }
+        if (!contexts().remove(ctx)) {
+            record_code(invalid_handle, "minfer_gguf_free");
+            return;
         }
         delete ctx;
     } catch (...) {
@@ -735,11 +617,5 @@ const char* minfer_ggml_type_name(int ggml_type) noexcept {
     // the table's names are string literals: NUL-terminated, static
     return t == nullptr ? nullptr : t->name.data();
 }
-
-int minfer_last_error_code(void) noexcept { return tl_error.code; }
-const char* minfer_last_error_name(void) noexcept { return tl_error.name; }
-const char* minfer_last_error_message(void) noexcept { return tl_error.message; }
-uint64_t minfer_last_error_offset(void) noexcept { return tl_error.offset; }
-void minfer_clear_error(void) noexcept { tl_error = last_error{}; }
 
 }  // extern "C"

@@ -2,72 +2,18 @@
 
 #include <fcntl.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <filesystem>
 
-#include "minfer/gguf/file_view.hpp"
 #include "minfer/gguf_write/atomic_file.hpp"
 #include "minfer/gguf_write/model_source.hpp"
+#include "minfer/gguf_write/written_head.hpp"
 
 namespace minfer::toolbox {
 namespace {
-
-// The written file's head [0, head_bytes) read back and parsed by the loader against the file's
-// size (header, metadata, tensor table, every tensor's range within the data section).
-gguf::result<void> passes_the_loader(const gguf::atomic_file& f, std::uint64_t head_bytes, const std::string& target) {
-    struct stat st {};
-    if (::fstat(f.fd(), &st) != 0) {
-        gguf::error e;
-        e.code = gguf::errc::io_error;
-        e.sys_errno = errno;
-        e.file = target;
-        e.detail = "stat the written part";
-        return gguf::unexpected(std::move(e));
-    }
-    std::vector<std::byte> head(static_cast<std::size_t>(head_bytes));
-    // The temporary is open write-only (O_TMPFILE needs a writable descriptor): read it through
-    // another, read-only descriptor of the same open file.
-    const std::string self = "/proc/self/fd/" + std::to_string(f.fd());
-    const int rfd = ::open(self.c_str(), O_RDONLY | O_CLOEXEC);
-    if (rfd < 0) {
-        gguf::error e;
-        e.code = gguf::errc::io_error;
-        e.sys_errno = errno;
-        e.file = target;
-        e.detail = "open the written part again to read its head";
-        return gguf::unexpected(std::move(e));
-    }
-    struct closer {
-        int fd;
-        ~closer() { ::close(fd); }
-    } close_rfd{rfd};
-    std::size_t done = 0;
-    while (done < head.size()) {
-        const ssize_t r = ::pread(rfd, head.data() + done, head.size() - done, static_cast<off_t>(done));
-        if (r < 0 && errno == EINTR) continue;
-        if (r <= 0) {
-            gguf::error e;
-            e.code = gguf::errc::io_error;
-            e.sys_errno = r < 0 ? errno : EIO;
-            e.file = target;
-            e.detail = "read back the written part's head";
-            return gguf::unexpected(std::move(e));
-        }
-        done += static_cast<std::size_t>(r);
-    }
-    auto view = gguf::file_view::parse_head(head, static_cast<std::uint64_t>(st.st_size));
-    if (!view) {
-        gguf::error e = std::move(view).error();
-        e.file = target;
-        e.detail = (e.detail.empty() ? std::string() : e.detail + "; ") + "the written part does not pass the loader";
-        return gguf::unexpected(std::move(e));
-    }
-    return {};
-}
 
 split_write_failure failure(gguf::error e, std::optional<std::uint32_t> part) {
     split_write_failure f;
@@ -140,7 +86,7 @@ std::optional<split_write_failure> write_parts(const std::vector<gguf::writer>& 
             if (auto r = f->sync(); !r) return failure(std::move(r).error(), i);
             // The part as written must pass the loader before it gets a name: its head read back
             // from the file and parsed with the loader's rules against the file's size.
-            if (auto r = passes_the_loader(*f, heads[i], targets[i]); !r) return failure(std::move(r).error(), i);
+            if (auto r = gguf::verify_written_head(*f, heads[i], targets[i], "part"); !r) return failure(std::move(r).error(), i);
             done.push_back(std::move(*f));
             before += sizes[i];
         }
