@@ -5,16 +5,22 @@
 // a function returns its neutral value and records the error in a thread-local slot.
 //
 // A context verifies the file at open (gguf::file_view::parse, or gguf::model::open for a set) and
-// then copies every metadata value into one arena, as ggml does: keys and strings NUL-terminated,
-// fixed-size values and arrays 8-byte aligned (a C caller casts gguf_get_arr_data to const float*;
-// the file's own payloads sit at any offset). Tensor bytes stay in the mapping.
+// copies what the C getters must hand out in another form than the file's into one arena: keys and
+// string values NUL-terminated, scalar values 8-byte aligned. Arrays and tensor names are copied
+// only when first asked for (data_of, names_of): ggml copies every one at open, and a vocabulary of
+// 150k tokens and as many merges is most of the metadata, which an open that reads only
+// hyperparameters never needs (the C API's open then costs what the C++ open costs: PERFORMANCE.md). Then fixed-size elements are 8-byte aligned (a C caller casts
+// gguf_get_arr_data to const float*; the file's payloads sit at any offset) and strings
+// NUL-terminated. Tensor bytes stay in the mapping.
 #include "minfer.h"
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <mutex>
 #include <new>
 #include <span>
 #include <string>
@@ -46,14 +52,17 @@ struct kv_entry {
     gguf::value_type type;    // the value's type; an array's element type
     bool is_array;
     std::uint64_t n;          // 1 for a scalar
-    const void* data;         // fixed: the aligned values; string: const char*; string array: const char* const*
+    // A scalar: in the arena (fixed: the aligned value; string: const char*). An array: nullptr here;
+    // its copy is made on first use (minfer_gguf_context::arrays: the aligned elements, or for
+    // strings a const char* const* table).
+    const void* data;
     std::string_view key_view;
+    const gguf::kv* record;   // the verified record, in the mapping
 };
 
 struct tensor_entry {
     const gguf::tensor_info* info;
     std::uint32_t part;
-    const char* name;  // arena, NUL-terminated
     std::span<const std::byte> bytes;
 };
 
@@ -68,6 +77,15 @@ struct minfer_gguf_context {
     std::vector<kv_entry> kvs;
     std::vector<tensor_entry> tensors;
     std::unique_ptr<std::uint64_t[]> arena;  // uint64_t: every slot may be 8-byte aligned
+    // Arrays, copied on first use: per kv id, the copy's address once made (acquire/release: a
+    // reader that sees it sees the bytes), and the copies themselves, made under the mutex.
+    std::unique_ptr<std::atomic<const void*>[]> arrays;
+    std::mutex lazy_mutex;  // making a copy of an array or the names
+    std::vector<std::unique_ptr<std::uint64_t[]>> array_copies;
+    // The tensor names NUL-terminated, made on the first minfer_gguf_get_tensor_name (the loader's
+    // find_tensor needs none): a table of their addresses, then the texts.
+    std::atomic<const char* const*> names{nullptr};
+    std::unique_ptr<std::uint64_t[]> names_copy;
 };
 
 namespace {
@@ -114,6 +132,8 @@ void record_type_mismatch(const kv_entry& e, gguf::value_type wanted) noexcept {
     record(err);
 }
 
+const void* data_of(const minfer_gguf_context* ctx, const kv_entry& e, const char* fn) noexcept;
+
 // ggml's get_val<T>: a value of exactly type T holding one element (a scalar, or an array of one).
 const void* scalar_of(const minfer_gguf_context* ctx, std::int64_t id, gguf::value_type wanted, const char* fn) noexcept {
     const kv_entry* e = checked_kv(ctx, id, fn);
@@ -122,7 +142,7 @@ const void* scalar_of(const minfer_gguf_context* ctx, std::int64_t id, gguf::val
         record_type_mismatch(*e, wanted);
         return nullptr;
     }
-    return e->data;
+    return data_of(ctx, *e, fn);
 }
 
 template <class T>
@@ -172,44 +192,29 @@ void build(minfer_gguf_context& c, std::span<const gguf::tensor_ref> refs) {
     std::size_t total = 0;
     for (const gguf::kv& kv : m.metadata()) {
         total += kv.key.size() + 1;
-        if (kv.type == gguf::value_type::string) {
+        if (kv.type == gguf::value_type::string)
             total += kv.payload.size() + 1;
-        } else if (kv.is_array() && kv.element_type == gguf::value_type::string) {
-            // the table, and each string without its 8-byte length plus a NUL: at most the payload
-            total += slot(static_cast<std::size_t>(kv.count) * sizeof(const char*)) + kv.payload.size() +
-                     static_cast<std::size_t>(kv.count);
-        } else {
+        else if (!kv.is_array())
             total += slot(kv.payload.size());
-        }
     }
-    for (const gguf::tensor_ref& t : refs) total += t.info->name.size() + 1;
 
     c.arena.reset(new std::uint64_t[total / 8 + 1]);
     arena_writer w(reinterpret_cast<char*>(c.arena.get()));
 
     c.kvs.reserve(m.metadata().size());
+    c.arrays = std::make_unique<std::atomic<const void*>[]>(m.metadata().size());
     for (const gguf::kv& kv : m.metadata()) {
         kv_entry e{};
         e.key = w.text(kv.key);
         e.key_view = kv.key;
+        e.record = &kv;
         e.is_array = kv.is_array();
         e.type = e.is_array ? kv.element_type : kv.type;
         e.n = e.is_array ? kv.count : 1;
-        if (e.type == gguf::value_type::string && !e.is_array) {
-            e.data = w.text(std::string_view(reinterpret_cast<const char*>(kv.payload.data()), kv.payload.size()));
+        if (e.is_array) {
+            e.data = nullptr;  // copied by data_of() on first use
         } else if (e.type == gguf::value_type::string) {
-            const auto n = static_cast<std::size_t>(kv.count);
-            auto** table = reinterpret_cast<const char**>(w.aligned(n * sizeof(const char*)));
-            std::size_t i = 0;
-            if (auto arr = kv.get<gguf::array_view>()) {
-                for (std::string_view s : arr->strings()) {
-                    if (i == n) break;
-                    table[i++] = w.text(s);
-                }
-            }
-            // Fewer records than the count only if the file changed after the parse (value.hpp): "".
-            for (; i < n; ++i) table[i] = w.text({});
-            e.data = table;
+            e.data = w.text(std::string_view(reinterpret_cast<const char*>(kv.payload.data()), kv.payload.size()));
         } else {
             char* at = w.aligned(kv.payload.size());
             if (!kv.payload.empty()) std::memcpy(at, kv.payload.data(), kv.payload.size());
@@ -223,9 +228,86 @@ void build(minfer_gguf_context& c, std::span<const gguf::tensor_ref> refs) {
         tensor_entry e{};
         e.info = t.info;
         e.part = t.part;
-        e.name = w.text(t.info->name);
         e.bytes = c.set.parts().empty() ? c.view.tensor_data(*t.info) : c.set.tensor_data(t);
         c.tensors.push_back(e);
+    }
+}
+
+// An array's copy, made once: fixed-size elements 8-byte aligned; strings NUL-terminated with a table
+// of their addresses. Throws bad_alloc only.
+const void* copy_array(minfer_gguf_context& c, const kv_entry& e) {
+    const gguf::kv& kv = *e.record;
+    const auto n = static_cast<std::size_t>(kv.count);
+    std::size_t bytes = 0;
+    if (e.type == gguf::value_type::string) {
+        // the table, and each string without its 8-byte length plus a NUL: at most the payload
+        bytes = n * sizeof(const char*) + kv.payload.size() + n;
+    } else {
+        bytes = kv.payload.size();
+    }
+    auto block = std::make_unique<std::uint64_t[]>(bytes / 8 + 1);
+    char* base = reinterpret_cast<char*>(block.get());
+    if (e.type == gguf::value_type::string) {
+        auto** table = reinterpret_cast<const char**>(base);
+        arena_writer w(base + n * sizeof(const char*));
+        std::size_t i = 0;
+        if (auto arr = kv.get<gguf::array_view>()) {
+            for (std::string_view s : arr->strings()) {
+                if (i == n) break;
+                table[i++] = w.text(s);
+            }
+        }
+        // Fewer records than the count only if the file changed after the parse (value.hpp): "".
+        for (; i < n; ++i) table[i] = w.text({});
+    } else if (!kv.payload.empty()) {
+        std::memcpy(base, kv.payload.data(), kv.payload.size());
+    }
+    c.array_copies.push_back(std::move(block));  // may throw: then nothing was published
+    return base;
+}
+
+// The bytes a getter hands out for kv `e` (its entry in c.kvs): a scalar's, or an array's copy,
+// made on the first call for it (by one thread; the others wait for it). nullptr with
+// out_of_memory recorded when the copy cannot be allocated.
+const void* data_of(const minfer_gguf_context* ctx, const kv_entry& e, const char* fn) noexcept {
+    if (!e.is_array) return e.data;
+    auto& c = const_cast<minfer_gguf_context&>(*ctx);  // the copy is a cache: the context stays the same to callers
+    std::atomic<const void*>& slot = c.arrays[static_cast<std::size_t>(&e - c.kvs.data())];
+    if (const void* p = slot.load(std::memory_order_acquire)) return p;
+    try {
+        const std::lock_guard lock(c.lazy_mutex);
+        const void* p = slot.load(std::memory_order_relaxed);
+        if (p == nullptr) {
+            p = copy_array(c, e);
+            slot.store(p, std::memory_order_release);
+        }
+        return p;
+    } catch (...) {
+        record_exception(fn);
+        return nullptr;
+    }
+}
+
+// The table of NUL-terminated tensor names, made on first use like the arrays. nullptr with
+// out_of_memory recorded when it cannot be allocated.
+const char* const* names_of(const minfer_gguf_context* ctx, const char* fn) noexcept {
+    auto& c = const_cast<minfer_gguf_context&>(*ctx);  // a cache, as data_of's copies
+    if (const char* const* p = c.names.load(std::memory_order_acquire)) return p;
+    try {
+        const std::lock_guard lock(c.lazy_mutex);
+        if (const char* const* p = c.names.load(std::memory_order_relaxed)) return p;
+        std::size_t bytes = c.tensors.size() * sizeof(const char*);
+        for (const tensor_entry& t : c.tensors) bytes += t.info->name.size() + 1;
+        auto block = std::make_unique<std::uint64_t[]>(bytes / 8 + 1);
+        auto** table = reinterpret_cast<const char**>(block.get());
+        arena_writer w(reinterpret_cast<char*>(block.get()) + c.tensors.size() * sizeof(const char*));
+        for (std::size_t i = 0; i < c.tensors.size(); ++i) table[i] = w.text(c.tensors[i].info->name);
+        c.names_copy = std::move(block);
+        c.names.store(table, std::memory_order_release);
+        return table;
+    } catch (...) {
+        record_exception(fn);
+        return nullptr;
     }
 }
 
@@ -440,7 +522,7 @@ const void* minfer_gguf_get_val_data(const struct minfer_gguf_context* ctx, int6
         record_type_mismatch(*e, e->type == gguf::value_type::string ? gguf::value_type::u8 : e->type);
         return nullptr;
     }
-    return e->data;
+    return data_of(ctx, *e, fn);
 }
 
 size_t minfer_gguf_get_arr_n(const struct minfer_gguf_context* ctx, int64_t key_id) noexcept {
@@ -449,17 +531,19 @@ size_t minfer_gguf_get_arr_n(const struct minfer_gguf_context* ctx, int64_t key_
 }
 
 const void* minfer_gguf_get_arr_data(const struct minfer_gguf_context* ctx, int64_t key_id) noexcept {
-    const kv_entry* e = checked_kv(ctx, key_id, "minfer_gguf_get_arr_data");
+    constexpr const char* fn = "minfer_gguf_get_arr_data";
+    const kv_entry* e = checked_kv(ctx, key_id, fn);
     if (e == nullptr) return nullptr;
     if (e->type == gguf::value_type::string) {  // ggml aborts: strings have no raw element data
         record_type_mismatch(*e, gguf::value_type::array);
         return nullptr;
     }
-    return e->data;
+    return data_of(ctx, *e, fn);
 }
 
 const char* minfer_gguf_get_arr_str(const struct minfer_gguf_context* ctx, int64_t key_id, size_t i) noexcept {
-    const kv_entry* e = checked_kv(ctx, key_id, "minfer_gguf_get_arr_str");
+    constexpr const char* fn = "minfer_gguf_get_arr_str";
+    const kv_entry* e = checked_kv(ctx, key_id, fn);
     if (e == nullptr) return nullptr;
     if (e->type != gguf::value_type::string) {
         record_type_mismatch(*e, gguf::value_type::string);
@@ -475,7 +559,9 @@ const char* minfer_gguf_get_arr_str(const struct minfer_gguf_context* ctx, int64
         record(err);
         return nullptr;
     }
-    return e->is_array ? static_cast<const char* const*>(e->data)[i] : static_cast<const char*>(e->data);
+    const void* p = data_of(ctx, *e, fn);
+    if (p == nullptr) return nullptr;
+    return e->is_array ? static_cast<const char* const*>(p)[i] : static_cast<const char*>(p);
 }
 
 int64_t minfer_gguf_get_n_tensors(const struct minfer_gguf_context* ctx) noexcept {
@@ -514,8 +600,11 @@ size_t minfer_gguf_get_tensor_offset(const struct minfer_gguf_context* ctx, int6
 }
 
 const char* minfer_gguf_get_tensor_name(const struct minfer_gguf_context* ctx, int64_t tensor_id) noexcept {
-    const tensor_entry* t = checked_tensor(ctx, tensor_id, "minfer_gguf_get_tensor_name");
-    return t == nullptr ? nullptr : t->name;
+    constexpr const char* fn = "minfer_gguf_get_tensor_name";
+    const tensor_entry* t = checked_tensor(ctx, tensor_id, fn);
+    if (t == nullptr) return nullptr;
+    const char* const* names = names_of(ctx, fn);
+    return names == nullptr ? nullptr : names[static_cast<std::size_t>(tensor_id)];
 }
 
 enum minfer_ggml_type minfer_gguf_get_tensor_type(const struct minfer_gguf_context* ctx, int64_t tensor_id) noexcept {

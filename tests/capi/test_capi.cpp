@@ -314,3 +314,62 @@ TEST(CApiErrors, TypeNamesAreGgmls) {
 }
 
 }  // namespace
+
+namespace {
+
+// Arrays are copied on first use (minfer_c.cpp, data_of): threads asking for the same array at once
+// must all get the one copy, whole.
+TEST(CApiArrays, CopiedOnceOnFirstUseWhateverTheThreads) {
+    const fs::path path = fs::temp_directory_path() / ("capi-arrays-" + std::to_string(::getpid()) + ".gguf");
+    constexpr std::size_t n = 50000;
+    std::vector<std::string> texts(n);
+    std::vector<const char*> ptrs(n);
+    std::vector<float> values(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        texts[i] = "token-" + std::to_string(i * 7919 % 100003);
+        ptrs[i] = texts[i].c_str();
+        values[i] = static_cast<float>(i) * 0.5f;
+    }
+    minfer_gguf_writer* w = minfer_writer_new();
+    ASSERT_NE(w, nullptr);
+    ASSERT_EQ(minfer_writer_set_str(w, "general.architecture", "llama"), 0);
+    ASSERT_EQ(minfer_writer_set_arr_str(w, "tokenizer.ggml.tokens", ptrs.data(), n), 0);
+    ASSERT_EQ(minfer_writer_set_arr_data(w, "tokenizer.ggml.scores", MINFER_GGUF_TYPE_FLOAT32, values.data(), n), 0);
+    ASSERT_EQ(minfer_writer_write(w, path.c_str(), MINFER_WRITE_REPLACE, nullptr), 0) << minfer_last_error_message();
+    minfer_writer_free(w);
+
+    const minfer_gguf_init_params params{true, nullptr};
+    minfer_gguf_context* ctx = minfer_gguf_init_from_file(path.c_str(), params);
+    ASSERT_NE(ctx, nullptr) << minfer_last_error_message();
+    const std::int64_t tokens = minfer_gguf_find_key(ctx, "tokenizer.ggml.tokens");
+    const std::int64_t scores = minfer_gguf_find_key(ctx, "tokenizer.ggml.scores");
+    constexpr int threads = 8;
+    std::vector<std::vector<const char*>> seen(threads, std::vector<const char*>(n));
+    std::vector<const void*> data(threads);
+    std::vector<int> bad(threads, 0);
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t) {
+        pool.emplace_back([&, t] {
+            data[static_cast<std::size_t>(t)] = minfer_gguf_get_arr_data(ctx, scores);
+            for (std::size_t k = 0; k < n; ++k) {
+                const std::size_t i = (k * 31 + static_cast<std::size_t>(t) * 977) % n;  // each thread its own order
+                const char* s = minfer_gguf_get_arr_str(ctx, tokens, i);
+                seen[static_cast<std::size_t>(t)][i] = s;
+                if (s == nullptr || texts[i] != s) ++bad[static_cast<std::size_t>(t)];
+            }
+        });
+    }
+    for (std::thread& th : pool) th.join();
+    for (int t = 0; t < threads; ++t) {
+        EXPECT_EQ(bad[static_cast<std::size_t>(t)], 0) << "thread " << t;
+        EXPECT_EQ(seen[static_cast<std::size_t>(t)], seen[0]) << "thread " << t << " got another copy";
+        EXPECT_EQ(data[static_cast<std::size_t>(t)], data[0]);
+    }
+    ASSERT_NE(data[0], nullptr);
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(data[0]) % 8, 0u);  // ggml's callers cast it to float*
+    EXPECT_EQ(std::memcmp(data[0], values.data(), n * sizeof(float)), 0);
+    minfer_gguf_free(ctx);
+    fs::remove(path);
+}
+
+}  // namespace
