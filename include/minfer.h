@@ -355,6 +355,10 @@ MINFER_API uint64_t minfer_last_error_offset(void) MINFER_NOEXCEPT;
 MINFER_API void minfer_clear_error(void) MINFER_NOEXCEPT;
 /* The thread's last error, copied into *out (code 0 and name "ok" when none); NULL out is ignored. */
 MINFER_API void minfer_last_error(struct minfer_error* out) MINFER_NOEXCEPT;
+/* The snake-case name of any code the C API can record (its own, the loader's, the writer's and the
+ * quantizer's: docs/ERRORS.md), "ok" for 0; NULL for a number no library defines. The text is the
+ * thread's, valid until its next call of this function. */
+MINFER_API const char* minfer_error_name(int code) MINFER_NOEXCEPT;
 
 #ifdef __cplusplus
 }

@@ -174,4 +174,15 @@ void minfer_last_error(struct minfer_error* out) noexcept {
     if (out != nullptr) minfer::capi::copy_last_error(*out);
 }
 
+const char* minfer_error_name(int code) noexcept {
+    // Copied so that it is NUL-terminated whatever the registered table's views are.
+    thread_local char name[64];
+    if (code == 0) return "ok";
+    if (code < 0 || code > 0xFFFF) return nullptr;
+    const std::string_view n = minfer::gguf::to_string(static_cast<minfer::gguf::errc>(code));
+    if (n == "unknown") return nullptr;
+    minfer::capi::copy_text(name, sizeof name, n);
+    return name;
+}
+
 }  // extern "C"

@@ -17,12 +17,16 @@
 #include <map>
 #include <random>
 #include <string>
+#include <fstream>
+#include <sstream>
 #include <thread>
 #include <vector>
 
 #include "llama_ref/llama_ref.hpp"
 #include "minfer.h"
 #include "minfer/gguf/types.hpp"
+#include "minfer/gguf_write/errors.hpp"  // registers the writer's codes in this program too
+#include "minfer/quant/errors.hpp"
 #include "minfer/quant/dequantize.hpp"
 
 namespace fs = std::filesystem;
@@ -370,6 +374,41 @@ TEST(CApiArrays, CopiedOnceOnFirstUseWhateverTheThreads) {
     EXPECT_EQ(std::memcmp(data[0], values.data(), n * sizeof(float)), 0);
     minfer_gguf_free(ctx);
     fs::remove(path);
+}
+
+}  // namespace
+
+namespace {
+
+// Every code the C API can record has a name through minfer_error_name (the one the C++ libraries
+// give) and a row in docs/ERRORS.md; the C API's own domain (7) included, which no C++ test sees.
+TEST(CApiErrors, EveryCodeIsNamedAndDocumented) {
+    std::ifstream in(MINFER_ERRORS_MD);
+    ASSERT_TRUE(in);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    const std::string doc = ss.str();
+    EXPECT_STREQ(minfer_error_name(0), "ok");
+    EXPECT_EQ(minfer_error_name(-1), nullptr);
+    EXPECT_EQ(minfer_error_name(0x10000), nullptr);
+    EXPECT_EQ(minfer_error_name(0x07FF), nullptr);
+    int named = 0, capi = 0;
+    for (int code = 1; code <= 0xFFFF; ++code) {
+        const char* name = minfer_error_name(code);
+        if (name == nullptr) continue;
+        ++named;
+        if ((code >> 8) == 7) ++capi;
+        EXPECT_NE(doc.find("| `" + std::string(name) + "` |"), std::string::npos) << "docs/ERRORS.md has no row for " << name;
+        // The C++ libraries linked here (loader, writer, quantizer) name their codes the same.
+        if ((code >> 8) <= 2) {
+            EXPECT_EQ(std::string(name), std::string(gguf::to_string(static_cast<gguf::errc>(code))));
+        }
+    }
+    EXPECT_EQ(capi, 6);
+    EXPECT_GE(named, 70);  // 78 today: the loader's 57 with the shared ones, the writer's, the quantizer's, the C API's 6
+    // The names of the C API's own codes are the header's.
+    EXPECT_STREQ(minfer_error_name(MINFER_ERROR_INVALID_HANDLE), "invalid_handle");
+    EXPECT_STREQ(minfer_error_name(MINFER_ERROR_CALLBACK_FAILED), "callback_failed");
 }
 
 }  // namespace
