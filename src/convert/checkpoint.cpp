@@ -2,13 +2,14 @@
 // its index (or against one another).
 #include "minfer/convert/checkpoint.hpp"
 
+#include <dirent.h>
 #include <sys/stat.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <memory>
 #include <string>
-#include <system_error>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -215,19 +216,25 @@ checkpoint_index read_index(const std::filesystem::path& path, gguf::load_mode m
 // ---- the directory ----
 
 // Names of the directory's entries that start with `prefix` and end with `suffix`, sorted
-// (get_model_part_names).
+// (get_model_part_names). With opendir/readdir: libstdc++'s non-throwing directory_iterator allocates
+// inside noexcept functions, so a failed allocation there would be std::terminate.
 std::vector<std::string> part_names(const std::filesystem::path& directory, std::string_view prefix,
                                     std::string_view suffix) {
     std::vector<std::string> names;
-    std::error_code ec;
-    std::filesystem::directory_iterator it(directory, ec);
-    if (ec) fail(gguf::errc::io_error, gguf::section::file, directory.string(), 0, "", ec.message(), ec.value());
-    for (; it != std::filesystem::directory_iterator(); it.increment(ec)) {
-        const std::string name = it->path().filename().string();
+    const std::unique_ptr<DIR, int (*)(DIR*)> dir(::opendir(directory.c_str()), &::closedir);
+    if (!dir) fail(gguf::errc::io_error, gguf::section::file, directory.string(), 0, "", std::strerror(errno), errno);
+    for (;;) {
+        errno = 0;
+        const dirent* entry = ::readdir(dir.get());
+        if (entry == nullptr) {
+            if (errno != 0)
+                fail(gguf::errc::io_error, gguf::section::file, directory.string(), 0, "", std::strerror(errno), errno);
+            break;
+        }
+        const std::string_view name(entry->d_name);
         if (name.size() >= prefix.size() + suffix.size() && name.starts_with(prefix) && name.ends_with(suffix))
-            names.push_back(name);
+            names.emplace_back(name);
     }
-    if (ec) fail(gguf::errc::io_error, gguf::section::file, directory.string(), 0, "", ec.message(), ec.value());
     std::sort(names.begin(), names.end());
     return names;
 }
@@ -240,6 +247,11 @@ int regular_file(const std::filesystem::path& p) {
 }
 
 std::string file_name(const std::string& path) { return std::filesystem::path(path).filename().string(); }
+
+bool directory_exists(const std::filesystem::path& p) {
+    struct stat st {};
+    return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
 
 safetensors_file open_shard(const std::filesystem::path& path, gguf::load_mode mode) {
     auto shard = safetensors_file::open(path, mode);
@@ -256,8 +268,7 @@ public:
         c.directory_ = directory;
         if (const int e = regular_file(directory); e > 0)
             fail(gguf::errc::io_error, gguf::section::file, directory.string(), 0, "", std::strerror(e), e);
-        std::error_code ec;
-        if (!std::filesystem::is_directory(directory, ec))
+        if (!directory_exists(directory))
             fail(gguf::errc::io_error, gguf::section::file, directory.string(), 0, "",
                  "not a directory (a checkpoint is a directory holding config.json and the weights)", ENOTDIR);
         const std::filesystem::path index_path = directory / checkpoint_index_name;

@@ -316,9 +316,14 @@ TEST(HfConfig, TheReferencesKeyListsAndTheirAmbiguity) {
     const std::string differ = with(llama, "\"num_attention_heads\": 32", "\"num_attention_heads\": 32, \"n_heads\": 16");
     const auto e = error_of(parse(differ));
     EXPECT_TRUE(error_is(e, {bad, section::metadata, at(differ, "16,"), {}, {}, "n_heads"}));
-    // find_hparam's first present key wins even when null: the field is then absent
-    const std::string null_first = with(qwen2, "\"max_position_embeddings\": 32768", "\"max_position_embeddings\": 32768, \"n_ctx\": null");
-    EXPECT_TRUE(error_is(error_of(parse(null_first)), {bad, section::metadata, at(null_first, "null"), {}, {}, "n_ctx"}));
+    // a null beside a value disagrees with it too (find_hparam would take whichever comes first)
+    const std::string null_beside = with(qwen2, "\"max_position_embeddings\": 32768", "\"max_position_embeddings\": 32768, \"n_ctx\": null");
+    EXPECT_TRUE(error_is(error_of(parse(null_beside)), {bad, section::metadata, at(null_beside, "null"), {}, {}, "n_ctx"}));
+    // a null optional field is absent, as find_hparam's None
+    auto null_kv = parse(with(qwen2, "\"num_key_value_heads\": 2", "\"num_key_value_heads\": null"));
+    ASSERT_TRUE(null_kv) << null_kv.error().message();
+    EXPECT_FALSE(null_kv->num_key_value_heads);
+    EXPECT_EQ(null_kv->kv_heads(), 14u);
 }
 
 TEST(HfConfig, RopeParametersAsTheReferencePicksThem) {
