@@ -8,6 +8,7 @@
 #include <array>
 
 #include "minfer/check/errors.hpp"
+#include "minfer/convert/errors.hpp"
 #include "minfer/gguf_write/errors.hpp"
 #include "minfer/quant/errors.hpp"
 #include "minfer/toolbox/errors.hpp"
@@ -84,6 +85,15 @@ constexpr std::array table{
     row(toolbox::codes::sources_incompatible, request, exit_parse),
     row(toolbox::codes::bad_config, request, exit_usage),           // the user's config, as a command line
     row(toolbox::codes::unsupported_config, request, exit_usage),
+    // convert: a Hugging Face checkpoint given to `minfer convert`. A checkpoint that is not what its
+    // formats say is an invalid input (exit 1, never "failed to parse GGUF": it is not GGUF); a valid
+    // one the converter does not handle (a dtype, an architecture) is a request it cannot honour.
+    row(convert::codes::bad_safetensors, invalid, exit_parse),
+    row(convert::codes::unsupported_dtype, request, exit_parse),
+    row(convert::codes::bad_model_config, invalid, exit_parse),
+    row(convert::codes::bad_checkpoint_index, invalid, exit_parse),
+    row(convert::codes::unsupported_architecture, request, exit_parse),
+    row(convert::codes::no_weights, invalid, exit_parse),
     // remote (range_ignored, bad_content_range, library_unavailable), by number: this library does
     // not link remote (whose header would register its domain). Every one is a transfer's: the file
     // may be fine, it could not be read (libcurl missing included).

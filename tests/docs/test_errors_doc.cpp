@@ -14,6 +14,9 @@
 #ifdef MINFER_TEST_REMOTE
 #include "minfer/remote/errors.hpp"
 #endif
+#ifdef MINFER_TEST_CONVERT
+#include "minfer/convert/errors.hpp"
+#endif
 
 using minfer::gguf::errc;
 

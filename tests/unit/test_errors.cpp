@@ -19,6 +19,9 @@
 #ifdef MINFER_TEST_TOOLBOX
 #include "minfer/toolbox/errors.hpp"
 #endif
+#ifdef MINFER_TEST_CONVERT
+#include "minfer/convert/errors.hpp"
+#endif
 
 using namespace minfer::gguf;
 using namespace minfer::test;
@@ -87,6 +90,13 @@ TEST(ErrorIds, EveryLibraryNamesItsOwnCodes) {
                                                                           "unsupported_config"}));
     EXPECT_EQ(to_string(minfer::toolbox::codes::bad_config), "bad_config");
     EXPECT_EQ(find_error_domain(domains::toolbox)->library, "toolbox");
+#endif
+#ifdef MINFER_TEST_CONVERT
+    EXPECT_EQ(names_of(minfer::convert::error_domain_id),
+              (std::vector<std::string_view>{"bad_safetensors", "unsupported_dtype", "bad_model_config",
+                                             "bad_checkpoint_index", "unsupported_architecture", "no_weights"}));
+    EXPECT_EQ(to_string(minfer::convert::codes::bad_safetensors), "bad_safetensors");
+    EXPECT_EQ(find_error_domain(minfer::convert::error_domain_id)->library, "convert");
 #endif
     for (std::uint8_t d : {domains::gguf_write, domains::quant}) {
         ASSERT_NE(find_error_domain(d), nullptr) << int{d};

@@ -24,6 +24,7 @@
 #include "minfer/quant/errors.hpp"
 #include "minfer/check/errors.hpp"
 #include "minfer/toolbox/errors.hpp"
+#include "minfer/convert/errors.hpp"
 #include "minfer/toolbox/prune.hpp"
 #include <string>
 #include <vector>
@@ -76,6 +77,22 @@ TEST(ToolboxExitCode, ParseFailuresAreInvalidFilesAndRequestsAreNot) {
     EXPECT_EQ(tb::to_string(tb::error_kind::invalid_file), "invalid");
     EXPECT_EQ(tb::to_string(tb::error_kind::request), "request");
     EXPECT_EQ(tb::to_string(tb::error_kind::io), "io");
+}
+
+// A Hugging Face checkpoint is not GGUF: its codes never say "failed to parse GGUF". A checkpoint that
+// is not what its formats say is an invalid input; one the converter does not handle, a request.
+TEST(ToolboxExitCode, ACheckpointsCodesAreInvalidInputsOrRequests) {
+    namespace cc = minfer::convert::codes;
+    for (errc c : {cc::bad_safetensors, cc::bad_model_config, cc::bad_checkpoint_index, cc::no_weights}) {
+        EXPECT_EQ(tb::kind_of(c), tb::error_kind::invalid_file) << minfer::gguf::to_string(c);
+        EXPECT_EQ(tb::exit_code_for(c), 1) << minfer::gguf::to_string(c);
+        EXPECT_FALSE(tb::is_parse_failure(c)) << minfer::gguf::to_string(c);
+    }
+    for (errc c : {cc::unsupported_dtype, cc::unsupported_architecture}) {
+        EXPECT_EQ(tb::kind_of(c), tb::error_kind::request) << minfer::gguf::to_string(c);
+        EXPECT_EQ(tb::exit_code_for(c), 1) << minfer::gguf::to_string(c);
+        EXPECT_FALSE(tb::is_parse_failure(c)) << minfer::gguf::to_string(c);
+    }
 }
 
 // Every code that a library linked here names, in every domain, that the table leaves out.

@@ -47,8 +47,9 @@ bool is_io_failure(gguf::errc code) noexcept;
 /// index or value out of range).
 bool is_parse_failure(gguf::errc code) noexcept;
 
-/// io for is_io_failure; invalid_file for is_parse_failure and bad_hyperparameter (a valid GGUF file
-/// whose model llama.cpp cannot load); request otherwise.
+/// io for is_io_failure; invalid_file for is_parse_failure, bad_hyperparameter (a valid GGUF file
+/// whose model llama.cpp cannot load), a malformed imatrix and a malformed Hugging Face checkpoint
+/// (minfer::convert's bad_* and no_weights); request otherwise.
 error_kind kind_of(gguf::errc code) noexcept;
 
 /// "invalid", "request" or "io": the names minfer.errors uses for the kinds.

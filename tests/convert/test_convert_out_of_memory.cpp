@@ -1,0 +1,95 @@
+// minfer::convert with every allocation failing in turn (alloc_fail.hpp: its own executable, since it
+// replaces operator new): each reader gives its answer or out_of_memory, never an exception, never
+// std::terminate (nlohmann allocates inside the parse; the readers build their errors' texts).
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "alloc_fail.hpp"
+#include "minfer/convert/checkpoint.hpp"
+#include "minfer/convert/errors.hpp"
+#include "minfer/convert/hf_config.hpp"
+#include "minfer/convert/safetensors.hpp"
+#include "safetensors_bytes.hpp"
+
+namespace {
+
+using namespace minfer::test;
+namespace cv = minfer::convert;
+using minfer::gguf::errc;
+using minfer::test::alloc_fail::under_pressure;
+
+template <class R>
+errc code_of(const R& r) {
+    return r ? errc::ok : r.error().code;
+}
+
+errc read_bytes(const bytes& b) {
+    auto buffer = std::unique_ptr<std::byte[]>(new (std::nothrow) std::byte[b.size()]);
+    if (!buffer) return errc::out_of_memory;
+    std::copy(b.begin(), b.end(), buffer.get());
+    return code_of(cv::safetensors_file::read(minfer::gguf::mapped_file::adopt(std::move(buffer), b.size()), "t.safetensors"));
+}
+
+void write_text(const std::filesystem::path& p, std::string_view text) {
+    write_file(p, std::span(reinterpret_cast<const std::byte*>(text.data()), text.size()));
+}
+
+TEST(ConvertOutOfMemory, Safetensors) {
+    safetensors_builder b;
+    b.metadata("format", "pt").add("model.embed_tokens.weight", "BF16", {4, 2}, 2).add("w", "F8_E4M3", {2}, 1);
+    const bytes valid = b.file();
+    under_pressure("safetensors_file::read", [&] { return read_bytes(valid); });
+    const bytes overlap = safetensors_file_bytes(
+        R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})",
+        filler(12));
+    under_pressure("safetensors_file::read (overlap)", [&] { return read_bytes(overlap); }, cv::codes::bad_safetensors);
+    const bytes not_json = safetensors_file_bytes(R"({"a":{"dtype":"F32",)", filler(4));
+    under_pressure("safetensors_file::read (not JSON)", [&] { return read_bytes(not_json); }, cv::codes::bad_safetensors);
+    temp_dir dir;
+    const std::filesystem::path path = dir / "m.safetensors";
+    write_file(path, valid);
+    under_pressure("safetensors_file::open", [&] { return code_of(cv::safetensors_file::open(path)); });
+    auto opened = cv::safetensors_file::open(path);
+    ASSERT_TRUE(opened);
+    under_pressure("check_convertible", [&] { return code_of(opened->check_convertible()); }, cv::codes::unsupported_dtype);
+}
+
+TEST(ConvertOutOfMemory, Checkpoint) {
+    temp_dir dir;
+    safetensors_builder first, second;
+    first.add("model.b", "F32", {2}, 4).add("model.a", "F16", {3}, 2);
+    second.add("model.c", "BF16", {2, 2}, 2);
+    write_file(dir / "model-00001-of-00002.safetensors", first.file());
+    write_file(dir / "model-00002-of-00002.safetensors", second.file());
+    write_text(dir / "model.safetensors.index.json",
+               R"({"metadata": {"total_size": 22}, "weight_map": {"model.c": "model-00002-of-00002.safetensors",
+                   "model.a": "model-00001-of-00002.safetensors", "model.b": "model-00001-of-00002.safetensors"}})");
+    under_pressure("checkpoint::open (index)", [&] { return code_of(cv::checkpoint::open(dir.path())); });
+    std::filesystem::remove(dir / "model.safetensors.index.json");
+    under_pressure("checkpoint::open (found)", [&] { return code_of(cv::checkpoint::open(dir.path())); });
+    write_text(dir / "model.safetensors.index.json", R"({"weight_map": {"model.a": "../x.safetensors"}})");
+    under_pressure("checkpoint::open (traversal)", [&] { return code_of(cv::checkpoint::open(dir.path())); },
+                   cv::codes::bad_checkpoint_index);
+}
+
+TEST(ConvertOutOfMemory, HfConfig) {
+    const std::string config = R"({"architectures": ["Qwen3MoeForCausalLM"], "vocab_size": 151936, "hidden_size": 2048,
+      "intermediate_size": 6144, "num_attention_heads": 32, "num_key_value_heads": 4, "num_hidden_layers": 48,
+      "max_position_embeddings": 40960, "rms_norm_eps": 1e-06, "rope_parameters": {"rope_theta": 1e6, "rope_type": "default"},
+      "num_experts": 128, "num_experts_per_tok": 8, "moe_intermediate_size": 768, "mlp_only_layers": [0, 1],
+      "eos_token_id": [1, 2], "torch_dtype": "bfloat16", "extra": {"nested": [1, {"k": "v"}]}})";
+    under_pressure("parse_hf_config", [&] { return code_of(cv::parse_hf_config(config, "config.json")); });
+    under_pressure("parse_hf_config (duplicate key)",
+                   [&] { return code_of(cv::parse_hf_config(R"({"a": 1, "a": 2})", "config.json")); }, cv::codes::bad_model_config);
+    under_pressure("parse_hf_config (unsupported)",
+                   [&] { return code_of(cv::parse_hf_config(R"({"architectures": ["GPT2LMHeadModel"]})", "config.json")); },
+                   cv::codes::unsupported_architecture);
+    temp_dir dir;
+    const std::filesystem::path present = dir / "config.json", absent = dir / "absent.json";
+    write_text(present, config);
+    under_pressure("read_hf_config", [&] { return code_of(cv::read_hf_config(present)); });
+    under_pressure("read_hf_config (missing)", [&] { return code_of(cv::read_hf_config(absent)); }, cv::codes::bad_model_config);
+}
+
+}  // namespace
