@@ -24,6 +24,7 @@
 
 #include "llama_ref/llama_ref.hpp"
 #include "minfer.h"
+#include "run_program.hpp"
 #include "minfer/gguf/types.hpp"
 #include "minfer/gguf_write/errors.hpp"  // registers the writer's codes in this program too
 #include "minfer/quant/errors.hpp"
@@ -48,30 +49,9 @@ std::vector<fs::path> real_files() {
     const std::vector<fs::path> files = real_files();                                              \
     if ((files).empty()) GTEST_SKIP() << "SKIPPED: no real fixtures in " MINFER_SHARED_DIR "/fixtures/real"
 
-// Quote for /bin/sh: single quotes, with ' as '\''.
-std::string quoted(const std::string& s) {
-    std::string out = "'";
-    for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return out + "'";
-}
-
-struct run_result {
-    int status = -1;  // the exit code, or -1 when the program did not exit normally (a signal)
-    std::string out;
-};
-
-// Run a command, capturing its standard output (standard error goes to the test's log).
-run_result run(const std::string& command) {
-    run_result r;
-    FILE* p = popen(command.c_str(), "r");
-    if (p == nullptr) return r;
-    char buf[65536];
-    std::size_t n = 0;
-    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-    const int st = pclose(p);
-    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    return r;
-}
+using minfer::capi_test::quoted;
+using minfer::capi_test::run;
+using minfer::capi_test::run_result;
 
 // libggml-base.so: $MINFER_LLAMA_LIB, else the path configured in the cache; empty when neither names a file.
 std::string ggml_library() {

@@ -29,6 +29,7 @@
 #include "harness.hpp"
 #include "llama_ref/llama_ref.hpp"
 #include "minfer.h"
+#include "run_program.hpp"
 #include "minfer/gguf/types.hpp"
 #include "mutate.hpp"
 
@@ -39,28 +40,9 @@ namespace ref = minfer::reference;
 
 namespace {
 
-std::string quoted(const std::string& s) {
-    std::string out = "'";
-    for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return out + "'";
-}
-
-struct run_result {
-    int status = -1;  // the exit code; -1 when the program did not exit normally (a signal)
-    std::string out;
-};
-
-run_result run(const std::string& command) {
-    run_result r;
-    FILE* p = popen(command.c_str(), "r");
-    if (p == nullptr) return r;
-    char buf[65536];
-    std::size_t n = 0;
-    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-    const int st = pclose(p);
-    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    return r;
-}
+using minfer::capi_test::quoted;
+using minfer::capi_test::run;
+using minfer::capi_test::run_result;
 
 std::string print_command(bool ggml, const std::string& lib, const std::vector<fs::path>& files) {
     std::string cmd = ggml ? std::string(CAPI_PRINT_GGML) + " " + quoted(lib) : std::string(CAPI_PRINT_MINFER);

@@ -11,7 +11,6 @@
 
 #include <fcntl.h>
 #include <sys/mman.h>
-#include <sys/mount.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -34,6 +33,7 @@
 
 #include "llama_ref/llama_ref.hpp"
 #include "minfer.h"
+#include "scratch_dir.hpp"
 
 namespace fs = std::filesystem;
 namespace lr = minfer::llama_ref;
@@ -42,25 +42,10 @@ namespace {
 
 // ---- files ----
 
-// A fresh directory under the temporary directory, removed with everything in it.
-class temp_dir {
+// A fresh directory, removed with everything in it (tests/support/scratch_dir.hpp).
+class temp_dir : public minfer::test_support::temp_dir {
 public:
-    temp_dir() {
-        std::string pattern = (fs::temp_directory_path() / "capi_write_XXXXXX").string();
-        if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-        path_ = pattern;
-    }
-    ~temp_dir() {
-        std::error_code ec;
-        fs::remove_all(path_, ec);
-    }
-    temp_dir(const temp_dir&) = delete;
-    temp_dir& operator=(const temp_dir&) = delete;
-    const fs::path& path() const { return path_; }
-    fs::path operator/(const std::string& leaf) const { return path_ / leaf; }
-
-private:
-    fs::path path_;
+    temp_dir() : minfer::test_support::temp_dir("capi_write") {}
 };
 
 // The names in a directory, sorted: what a failed write must leave unchanged.
@@ -956,36 +941,12 @@ TEST(CApiWriter, EachCallIsCheckedByTheLoadersRulesAndARefusalChangesNothing) {
     minfer_gguf_free(ctx);
 }
 
-// A tmpfs of 256 KiB mounted for one test (needs root), unmounted however the test ends.
-class small_tmpfs {
-public:
-    explicit small_tmpfs(const fs::path& at) : at_(at) {
-        fs::create_directories(at_);
-        if (::mount("tmpfs", at_.c_str(), "tmpfs", 0, "size=256k,mode=0755") == 0)
-            mounted_ = true;
-        else
-            why_ = std::string("cannot mount a tmpfs on ") + at_.string() + ": " + std::strerror(errno);
-    }
-    ~small_tmpfs() {
-        if (mounted_ && ::umount(at_.c_str()) != 0) (void)::umount2(at_.c_str(), MNT_DETACH);
-    }
-    small_tmpfs(const small_tmpfs&) = delete;
-    small_tmpfs& operator=(const small_tmpfs&) = delete;
-    bool mounted() const { return mounted_; }
-    const std::string& why() const { return why_; }
-
-private:
-    fs::path at_;
-    bool mounted_ = false;
-    std::string why_;
-};
 
 TEST(CApiWriter, AFullDiskIsAnErrorAndLeavesNoOutputAndNoTemporary) {
     if (::geteuid() != 0) GTEST_SKIP() << "SKIPPED: not root: cannot mount a small tmpfs to fill";
-    temp_dir dir;
-    const fs::path mnt = dir / "mnt";
-    small_tmpfs disk(mnt);
+    minfer::test_support::small_tmpfs disk("256k");  // tests/support/scratch_dir.hpp
     if (!disk.mounted()) GTEST_SKIP() << "SKIPPED: " << disk.why();
+    const fs::path mnt = disk.path();
     content c = sample_content(false);
     c.tensors.push_back(tensor("big.weight", MINFER_GGML_TYPE_F32, {1 << 18}, false, 11));  // 1 MiB of non-zero bytes
     c.tensors.push_back(tensor("big.more", MINFER_GGML_TYPE_F32, {1 << 18}, true, 12));

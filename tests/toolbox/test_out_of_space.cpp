@@ -20,40 +20,11 @@ namespace {
 
 constexpr const char* tmpfs_size = "256k";
 
-// A tmpfs mounted on a fresh directory for one test, unmounted (and the directory removed) however
-// the test ends.
-class small_tmpfs {
-public:
-    small_tmpfs() : dir_("tmpfs") {
-        mount_point_ = dir_ / "mnt";
-        fs::create_directories(mount_point_);
-        const std::string opts = std::string("size=") + tmpfs_size + ",mode=0755";
-        if (::mount("tmpfs", mount_point_.c_str(), "tmpfs", 0, opts.c_str()) != 0)
-            why_ = std::string("cannot mount a tmpfs on ") + mount_point_.string() + ": " + std::strerror(errno);
-        else
-            mounted_ = true;
-    }
-    ~small_tmpfs() {
-        if (mounted_ && ::umount(mount_point_.c_str()) != 0) (void)::umount2(mount_point_.c_str(), MNT_DETACH);
-    }
-    small_tmpfs(const small_tmpfs&) = delete;
-    small_tmpfs& operator=(const small_tmpfs&) = delete;
-    bool mounted() const { return mounted_; }
-    const std::string& why() const { return why_; }
-    const fs::path& path() const { return mount_point_; }
-    /// The directory beside the mount point, on the normal disk.
-    const temp_dir& disk() const { return dir_; }
-
-private:
-    temp_dir dir_;
-    fs::path mount_point_;
-    bool mounted_ = false;
-    std::string why_;
-};
+using minfer::test_support::small_tmpfs;  // tests/support/scratch_dir.hpp
 
 #define MINFER_REQUIRE_TMPFS(t)                                                                  \
     if (::geteuid() != 0) GTEST_SKIP() << "not root: cannot mount a small tmpfs to fill: skipped"; \
-    small_tmpfs t;                                                                               \
+    small_tmpfs t(tmpfs_size);                                                                   \
     if (!t.mounted()) GTEST_SKIP() << t.why() << ": skipped"
 
 // Non-zero bytes (a hole would take no space on the tmpfs): a cheap pseudo-random pattern.

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "minfer/gguf.hpp"
+#include "scratch_dir.hpp"  // tests/support
 
 extern char** environ;
 
@@ -44,28 +45,7 @@ inline std::string slurp(const fs::path& p) {
     return s;
 }
 
-/// A fresh directory under the system temporary directory, removed with everything in it.
-class temp_dir {
-public:
-    explicit temp_dir(const std::string& tag) {
-        static int counter = 0;
-        path_ = fs::temp_directory_path() /
-                ("minfer_toolbox." + tag + "." + std::to_string(::getpid()) + "." + std::to_string(counter++));
-        fs::remove_all(path_);
-        fs::create_directories(path_);
-    }
-    ~temp_dir() {
-        std::error_code ec;
-        fs::remove_all(path_, ec);
-    }
-    temp_dir(const temp_dir&) = delete;
-    temp_dir& operator=(const temp_dir&) = delete;
-    const fs::path& path() const { return path_; }
-    fs::path operator/(const std::string& leaf) const { return path_ / leaf; }
-
-private:
-    fs::path path_;
-};
+using minfer::test_support::temp_dir;  // tests/support/scratch_dir.hpp
 
 /// Where a child's stderr goes: one file per process (in a directory removed at exit), rewritten by
 /// every run.
