@@ -10,6 +10,9 @@
 #include "minfer/convert/errors.hpp"
 #include "minfer/convert/hf_config.hpp"
 #include "minfer/convert/safetensors.hpp"
+#include "minfer/convert/sentencepiece_model.hpp"
+#include "minfer/convert/spm_vocab.hpp"
+#include "protobuf_bytes.hpp"
 #include "safetensors_bytes.hpp"
 
 namespace {
@@ -90,6 +93,43 @@ TEST(ConvertOutOfMemory, HfConfig) {
     write_text(present, config);
     under_pressure("read_hf_config", [&] { return code_of(cv::read_hf_config(present)); });
     under_pressure("read_hf_config (missing)", [&] { return code_of(cv::read_hf_config(absent)); }, cv::codes::bad_model_config);
+}
+
+TEST(ConvertOutOfMemory, SentencePiece) {
+    spm_model_builder b;
+    b.piece("<unk>", 0, spm_type::unknown).piece("<s>", 0, spm_type::control).byte_pieces().byte_fallback(true);
+    b.piece("\xE2\x96\x81" "a", -1).piece("b", -2, spm_type::user_defined);
+    const std::string model = b.bytes();
+    const auto parse = [](const std::string& m) {
+        return code_of(cv::parse_sentencepiece_model(std::as_bytes(std::span(m.data(), m.size())), "tokenizer.model"));
+    };
+    under_pressure("parse_sentencepiece_model", [&] { return parse(model); });
+    const std::string twice = model + pb_message().message(1, spm_piece("b")).str();
+    under_pressure("parse_sentencepiece_model (duplicate)", [&] { return parse(twice); }, cv::codes::bad_tokenizer);
+    const std::string wire = model + "\x08\x01";
+    under_pressure("parse_sentencepiece_model (wire type)", [&] { return parse(wire); }, cv::codes::bad_tokenizer);
+
+    temp_dir dir;
+    const std::filesystem::path model_path = dir / "tokenizer.model";
+    write_text(model_path, model);
+    under_pressure("read_sentencepiece_model", [&] { return code_of(cv::read_sentencepiece_model(model_path)); });
+    write_text(dir / "tokenizer_config.json", R"({"add_bos_token": true, "add_prefix_space": true,
+        "added_tokens_decoder": {"260": {"content": "<|x|>", "special": false}, "262": {"content": "\u2581y"}}})");
+    write_text(dir / "added_tokens.json", R"({"<z>": 261, "<far>": 999})");
+    write_text(dir / "chat_template.jinja", "a\r\nb");
+    std::filesystem::create_directory(dir / "additional_chat_templates");
+    write_text(dir / "additional_chat_templates" / "rag.jinja", "rag");
+    auto config = cv::parse_hf_config(R"({"architectures": ["LlamaForCausalLM"], "vocab_size": 300, "hidden_size": 64,
+        "intermediate_size": 128, "num_attention_heads": 4, "num_key_value_heads": 2, "num_hidden_layers": 2,
+        "max_position_embeddings": 4096, "rms_norm_eps": 1e-05, "bos_token_id": 1, "cls_token_id": 0})", "config.json");
+    ASSERT_TRUE(config);
+    under_pressure("build_spm_vocab", [&] { return code_of(cv::build_spm_vocab(dir.path(), *config)); });
+    write_text(dir / "added_tokens.json", R"({"<z>": -1})");
+    under_pressure("build_spm_vocab (negative id)", [&] { return code_of(cv::build_spm_vocab(dir.path(), *config)); },
+                   cv::codes::bad_tokenizer);
+    write_text(dir / "tokenizer.json", "{}");
+    under_pressure("build_spm_vocab (tokenizer.json)", [&] { return code_of(cv::build_spm_vocab(dir.path(), *config)); },
+                   cv::codes::unsupported_tokenizer);
 }
 
 }  // namespace

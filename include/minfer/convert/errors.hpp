@@ -1,6 +1,6 @@
 #pragma once
 // minfer::convert's own error codes: what is wrong with a Hugging Face checkpoint given to `minfer
-// convert` (its safetensors files, its index, its config.json). Constants of gguf::errc in domain 8
+// convert` (its safetensors files, its index, its config.json, its tokenizer files). Constants of gguf::errc in domain 8
 // (the high byte), so that adding one changes this header only: src/convert/errors.cpp names and
 // describes them, and the variable below registers them with the loader in every program that
 // includes this header (docs/ERRORS.md lists them; toolbox/exit_code.cpp classifies each).
@@ -48,6 +48,25 @@ inline constexpr gguf::errc unsupported_architecture = gguf::make_code(error_dom
 /// detail says when PyTorch pickle files (pytorch_model*.bin) are there instead (never read: loading a
 /// pickle runs code)
 inline constexpr gguf::errc no_weights = gguf::make_code(error_domain_id, 6);
+/// a tokenizer file that is not what its format says, or that the reference could not read: a
+/// tokenizer.model that is not sentencepiece's ModelProto (protobuf wire format broken: a varint
+/// truncated or longer than 10 bytes, a length past the end of its message, a group or an invalid wire
+/// type, a known field of another wire type; a value out of its range: an enum value the schema does
+/// not have, a bool other than 0/1, an int32 beyond 32 bits) or that sentencepiece refuses to load (a
+/// piece empty or not UTF-8, twice in its class, no or two unknown pieces, byte pieces without
+/// byte_fallback or not all 256 with it, a broken normalization map), larger than its cap; a
+/// tokenizer_config.json, added_tokens.json, chat_template.jinja/json that is not JSON or not UTF-8, or
+/// holds a value of the wrong kind where the reference reads one. file = that file, offset = the
+/// offending field (a protobuf field's tag, a JSON value's first byte), subject = the field or key,
+/// item = the piece's index where one is at fault, detail = why
+inline constexpr gguf::errc bad_tokenizer = gguf::make_code(error_domain_id, 7);
+/// a checkpoint whose vocabulary the converter cannot build here although its files may be sound: no
+/// tokenizer.model where a SentencePiece vocabulary is asked for (a BPE tokenizer.json instead), an
+/// architecture whose reference class never reads tokenizer.model (Qwen3-MoE), a tokenizer.json beside
+/// tokenizer.model (gguf-py's SpecialVocab would read it: not implemented here yet), tekken.json (Mistral's
+/// own format), a tokenizer_class the reference builds otherwise (HybridDNATokenizer); subject = the file
+/// or key, detail = why
+inline constexpr gguf::errc unsupported_tokenizer = gguf::make_code(error_domain_id, 8);
 }  // namespace codes
 
 /// This library's codes as the loader's to_string and error::description see them.
