@@ -34,7 +34,11 @@ namespace minfer::convert::detail {
 inline std::string in_quotes(std::string_view raw) {
     constexpr std::size_t max_shown = 200;
     const bool cut = raw.size() > max_shown;
-    return "'" + gguf::escape(cut ? raw.substr(0, max_shown) : raw) + (cut ? "…'" : "'");
+    // Appended rather than "'" + std::string: g++ 12 -O3 warns (-Werror=restrict) on that operator+.
+    std::string out(1, '\'');
+    out += gguf::escape(cut ? raw.substr(0, max_shown) : raw);
+    out += cut ? "…'" : "'";
+    return out;
 }
 
 /// Why a JSON text was refused, and where (relative to the text).
