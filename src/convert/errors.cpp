@@ -13,13 +13,15 @@ namespace minfer::convert {
 namespace {
 
 // Index n - 1 is code n.
-constexpr std::array<std::string_view, 6> names{
+constexpr std::array<std::string_view, 8> names{
     "bad_safetensors",
     "unsupported_dtype",
     "bad_model_config",
     "bad_checkpoint_index",
     "unsupported_architecture",
-    "no_weights"};
+    "no_weights",
+    "bad_tokenizer",
+    "unsupported_tokenizer"};
 
 std::string_view name(std::uint8_t code) noexcept {
     return code >= 1 && code <= names.size() ? names[code - 1u] : std::string_view();
@@ -48,6 +50,8 @@ std::string describe(const gguf::error& e, bool /*path_said*/) {
         case gguf::number_in_domain(codes::bad_checkpoint_index): return said("invalid checkpoint index", e);
         case gguf::number_in_domain(codes::unsupported_architecture): return said("unsupported architecture", e);
         case gguf::number_in_domain(codes::no_weights): return said("no safetensors weights", e);
+        case gguf::number_in_domain(codes::bad_tokenizer): return said("invalid tokenizer", e);
+        case gguf::number_in_domain(codes::unsupported_tokenizer): return said("unsupported tokenizer", e);
         default: break;
     }
     return "unknown error";

@@ -83,12 +83,13 @@ TEST(ToolboxExitCode, ParseFailuresAreInvalidFilesAndRequestsAreNot) {
 // is not what its formats say is an invalid input; one the converter does not handle, a request.
 TEST(ToolboxExitCode, ACheckpointsCodesAreInvalidInputsOrRequests) {
     namespace cc = minfer::convert::codes;
-    for (errc c : {cc::bad_safetensors, cc::bad_model_config, cc::bad_checkpoint_index, cc::no_weights}) {
+    for (errc c : {cc::bad_safetensors, cc::bad_model_config, cc::bad_checkpoint_index, cc::no_weights,
+                   cc::bad_tokenizer}) {
         EXPECT_EQ(tb::kind_of(c), tb::error_kind::invalid_file) << minfer::gguf::to_string(c);
         EXPECT_EQ(tb::exit_code_for(c), 1) << minfer::gguf::to_string(c);
         EXPECT_FALSE(tb::is_parse_failure(c)) << minfer::gguf::to_string(c);
     }
-    for (errc c : {cc::unsupported_dtype, cc::unsupported_architecture}) {
+    for (errc c : {cc::unsupported_dtype, cc::unsupported_architecture, cc::unsupported_tokenizer}) {
         EXPECT_EQ(tb::kind_of(c), tb::error_kind::request) << minfer::gguf::to_string(c);
         EXPECT_EQ(tb::exit_code_for(c), 1) << minfer::gguf::to_string(c);
         EXPECT_FALSE(tb::is_parse_failure(c)) << minfer::gguf::to_string(c);

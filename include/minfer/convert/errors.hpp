@@ -48,6 +48,17 @@ inline constexpr gguf::errc unsupported_architecture = gguf::make_code(error_dom
 /// detail says when PyTorch pickle files (pytorch_model*.bin) are there instead (never read: loading a
 /// pickle runs code)
 inline constexpr gguf::errc no_weights = gguf::make_code(error_domain_id, 6);
+/// tokenizer.json or tokenizer_config.json that is not what Hugging Face tokenizers' format says (not
+/// JSON, a field missing, unknown or of the wrong kind, a vocabulary id repeated or out of range, a
+/// merge whose parts or result are not tokens, an added token whose id is not the one the Rust core
+/// would give it), larger than its cap, or missing; subject = the field or token, offset = the value,
+/// detail = why
+inline constexpr gguf::errc bad_tokenizer = gguf::make_code(error_domain_id, 7);
+/// a valid tokenizer the converter does not reproduce: a model other than byte-level BPE (WordPiece,
+/// Unigram, BPE with byte fallback), a normalizer other than NFC, a pre-tokenizer step, pattern escape,
+/// post-processor or decoder it does not implement, a chat template list; and a pre-tokenizer whose
+/// check hash is not in the table (detail = the hash and the names `--pre` takes)
+inline constexpr gguf::errc unsupported_tokenizer = gguf::make_code(error_domain_id, 8);
 }  // namespace codes
 
 /// This library's codes as the loader's to_string and error::description see them.
