@@ -119,7 +119,9 @@ const smallTokenizers = {
   // prefix space after a Split (every piece gets one)
   nfc: small(['ca', 'caf', 'Ã©', 'cafÃ©', 'Ġcaf'],
     [['c', 'a'], ['ca', 'f'], ['Ã', '©'], ['caf', 'Ã©'], ['Ġ', 'caf']],
-    [{ content: 'e\u0301!', normalized: true }, { content: '<|x|>', special: true }],
+    [{ content: 'e\u0301!', normalized: true }, { content: '<|x|>', special: true },
+     // decode: an added token of byte-level characters is decoded to bytes, one with a raw space is not
+     { content: 'aĠb' }, { content: 'x y', special: true }],
     { normalizer: { type: 'NFC' },
       pre_tokenizer: { type: 'Sequence', pretokenizers: [
         { type: 'Split', pattern: { Regex: ' ?\\p{L}+|\\s+|[^\\s\\p{L}]+' }, behavior: 'Isolated', invert: false },
@@ -129,7 +131,7 @@ const smallTexts = [
   '', ' ', 'the', ' the', 'the the  the    the', 'hello world', 'Hello Hell hell o', 'ing in thing', 'ss s s  s',
   '<s>', 'a<s>b', '<|end|><|end|>', 'x [M] y', 'x[M]y', '  [M]  ', 'word', 'a word b', 'awordb', 'word_', 'wordé',
   '_word', 'x <sp> y', ' <sp>', 'abc ab abcd xy xyz 12345 123 1 12', "I'll 'S 'RE can't", 'a\n\nb \n c', 'ab<|eot|>ab',
-  'café cafe\u0301 e\u0301! ée\u0301!', 'e\u0301', '<|x|>cafe\u0301<|x|>', 'ΑΒΓ αβγ', '😀 🦙', '\u0085x\u00a0y',
+  'café cafe\u0301 e\u0301! ée\u0301!', 'e\u0301', '<|x|>cafe\u0301<|x|>', 'ΑΒΓ αβγ', '😀 🦙', '\u0085x\u00a0y', 'zaĠb x y', 'x yaĠbx y',
 ];
 
 async function main() {

@@ -29,10 +29,12 @@
 // |                          |   Sequence A), or a Sequence of those                                 |
 // | decoder                  | ByteLevel                                                             |
 //
-// Split patterns are Oniguruma's in the Rust core and PCRE2's here (compiled with UTF and UCP,
-// Unicode properties for \p{..}, \s and \d; match and depth limits set). Escapes whose meaning
-// differs between the two engines (\w, \b, \h, \v, \R, \X, \K, \G, …) are refused by name, so a
-// pattern either means the same or is not run; the property tables may differ by a Unicode version.
+// Split patterns are Oniguruma's in the Rust core and PCRE2's here (compiled with UTF and UCP; a
+// match limit of 10^7 steps and 64 MiB of backtracking heap per match). \s and \S become the
+// White_Space property, which Oniguruma's \s is (PCRE2's also takes U+180E). Escapes whose meaning
+// differs between the two engines (\w, \b, \h, \v, \R, \X, \K, \G, …), POSIX and nested classes and
+// ^/$ are refused by name, so a pattern either means the same or is not run; the property tables may
+// differ by a Unicode version.
 // NFC is ICU's (libicu, Unicode 15 in Debian 12; the Rust core's unicode-normalization crate has 16).
 //
 // Bounds: the file at most tokenizer_json_max_bytes, its JSON at most 2^22 values and 64 levels,
