@@ -15,14 +15,18 @@ namespace {
 // GPT-2's bytes_to_unicode, computed: the printable Latin-1 bytes keep their code point, the others
 // take 256, 257, … in byte order, so every byte is a visible character.
 struct byte_level_table {
+    static constexpr char32_t chars = 256 + 68;  // the code points used: 0..255 and 256..323
     std::array<char32_t, 256> to_char{};
-    std::array<std::string, 256> utf8{};
+    std::array<std::string, 256> utf8{};  // 1 or 2 bytes: never allocates
+    std::array<std::int16_t, chars> to_byte{};
     byte_level_table() {
+        to_byte.fill(-1);
         char32_t next = 256;
         for (unsigned b = 0; b < 256; ++b) {
             const bool printable = (b >= 0x21 && b <= 0x7E) || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF);
             to_char[b] = printable ? static_cast<char32_t>(b) : next++;
             detail::append_utf8(utf8[b], to_char[b]);
+            to_byte[to_char[b]] = static_cast<std::int16_t>(b);
         }
     }
 };
@@ -87,7 +91,7 @@ private:
     // must be is skipped (the search goes on after it, not inside it); lstrip takes the whitespace
     // before (not past the previous split), rstrip the whitespace after.
     void split_on_added(std::string_view s, const detail::token_trie& trie, std::vector<segment>& out) const {
-        if (trie.nodes.size() == 1) {  // no added token to match
+        if (trie.nodes.empty()) {  // no added token to match
             if (!s.empty()) out.push_back({std::string(s), -1});
             return;
         }
@@ -258,21 +262,13 @@ char32_t byte_level_char(std::uint8_t byte) noexcept {
 }
 
 std::optional<std::uint8_t> byte_level_byte(char32_t c) noexcept {
-    if (c < 256) {
-        const bool printable = (c >= 0x21 && c <= 0x7E) || (c >= 0xA1 && c <= 0xAC) || (c >= 0xAE && c <= 0xFF);
-        if (printable) return static_cast<std::uint8_t>(c);
+    try {
+        const byte_level_table& t = table();
+        if (c >= byte_level_table::chars || t.to_byte[c] < 0) return std::nullopt;
+        return static_cast<std::uint8_t>(t.to_byte[c]);
+    } catch (...) {
         return std::nullopt;
     }
-    if (c >= 256 + 68) return std::nullopt;
-    // the (c - 256)th non-printable byte
-    unsigned n = c - 256;
-    for (unsigned b = 0; b < 256; ++b) {
-        const bool printable = (b >= 0x21 && b <= 0x7E) || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF);
-        if (printable) continue;
-        if (n == 0) return static_cast<std::uint8_t>(b);
-        --n;
-    }
-    return std::nullopt;
 }
 
 gguf::result<std::vector<std::uint32_t>> bpe_tokenizer::encode(std::string_view text, bool add_special_tokens) const noexcept {

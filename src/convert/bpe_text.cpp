@@ -300,10 +300,16 @@ bool nfc(std::string_view text, std::string& out) {
         return true;
     }
     status = U_ZERO_ERROR;
-    // NFC never grows a text by more than 3x in UTF-16 (Unicode's stated bound for NFC is 3x)
+    // NFC grows a text at most 3x (UAX #15's bound); should ICU say otherwise, retry at its length
     std::vector<UChar> normalized(static_cast<std::size_t>(utf16_length) * 3 + 1);
-    const std::int32_t normalized_length = unorm2_normalize(n, utf16.data(), utf16_length, normalized.data(),
-                                                            static_cast<std::int32_t>(normalized.size()), &status);
+    std::int32_t normalized_length = unorm2_normalize(n, utf16.data(), utf16_length, normalized.data(),
+                                                      static_cast<std::int32_t>(normalized.size()), &status);
+    if (status == U_BUFFER_OVERFLOW_ERROR) {
+        status = U_ZERO_ERROR;
+        normalized.resize(static_cast<std::size_t>(normalized_length) + 1);
+        normalized_length = unorm2_normalize(n, utf16.data(), utf16_length, normalized.data(),
+                                             static_cast<std::int32_t>(normalized.size()), &status);
+    }
     if (U_FAILURE(status)) return false;
     out.assign(static_cast<std::size_t>(normalized_length) * 3, '\0');
     std::int32_t out_length = 0;

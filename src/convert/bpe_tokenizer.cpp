@@ -16,6 +16,7 @@ namespace minfer::convert {
 namespace detail {
 
 void token_trie::insert(std::string_view text, std::uint32_t token) {
+    if (nodes.empty()) nodes.emplace_back();
     std::uint32_t at = 0;
     for (char ch : text) {
         const auto b = static_cast<unsigned char>(ch);
@@ -36,6 +37,7 @@ void token_trie::insert(std::string_view text, std::uint32_t token) {
 std::optional<std::pair<std::uint32_t, std::size_t>> token_trie::longest_at(std::string_view text,
                                                                           std::size_t at) const noexcept {
     std::optional<std::pair<std::uint32_t, std::size_t>> best;
+    if (nodes.empty()) return best;
     std::uint32_t n = 0;
     for (std::size_t i = at; i < text.size(); ++i) {
         const auto b = static_cast<unsigned char>(text[i]);
@@ -555,44 +557,40 @@ bpe_tokenizer& bpe_tokenizer::operator=(const bpe_tokenizer&) noexcept = default
 bpe_tokenizer& bpe_tokenizer::operator=(bpe_tokenizer&&) noexcept = default;
 bpe_tokenizer::~bpe_tokenizer() = default;
 
-namespace {
-const bpe_tokenizer_data& empty_data() noexcept {
-    static const bpe_tokenizer_data empty;
-    return empty;
+const bpe_tokenizer_data& bpe_tokenizer::data() const noexcept {
+    static const bpe_tokenizer_data empty;  // what a default-constructed tokenizer reads
+    return data_ ? *data_ : empty;
 }
-}  // namespace
 
-#define MINFER_BPE_DATA (data_ ? *data_ : empty_data())
-
-const std::string& bpe_tokenizer::file() const noexcept { return MINFER_BPE_DATA.file; }
-std::span<const std::string> bpe_tokenizer::model_tokens() const noexcept { return MINFER_BPE_DATA.vocab; }
+const std::string& bpe_tokenizer::file() const noexcept { return data().file; }
+std::span<const std::string> bpe_tokenizer::model_tokens() const noexcept { return data().vocab; }
 std::optional<std::uint32_t> bpe_tokenizer::model_token_id(std::string_view text) const noexcept {
-    const auto& d = MINFER_BPE_DATA;
+    const auto& d = data();
     const auto it = d.vocab_ids.find(text);
     if (it == d.vocab_ids.end()) return std::nullopt;
     return it->second;
 }
-std::span<const added_token> bpe_tokenizer::added_tokens() const noexcept { return MINFER_BPE_DATA.added; }
+std::span<const added_token> bpe_tokenizer::added_tokens() const noexcept { return data().added; }
 const added_token* bpe_tokenizer::find_added(std::uint32_t id) const noexcept {
-    const auto& d = MINFER_BPE_DATA;
+    const auto& d = data();
     const auto it = d.added_by_id.find(id);
     return it == d.added_by_id.end() ? nullptr : &d.added[it->second];
 }
-std::size_t bpe_tokenizer::id_count() const noexcept { return MINFER_BPE_DATA.id_count; }
+std::size_t bpe_tokenizer::id_count() const noexcept { return data().id_count; }
 std::string_view bpe_tokenizer::token_text(std::uint32_t id) const noexcept {
     if (const added_token* a = find_added(id)) return a->content;
-    const auto& d = MINFER_BPE_DATA;
+    const auto& d = data();
     return id < d.vocab.size() ? std::string_view(d.vocab[id]) : std::string_view();
 }
-std::size_t bpe_tokenizer::merge_count() const noexcept { return MINFER_BPE_DATA.merges.size(); }
-bool bpe_tokenizer::merges_are_pairs() const noexcept { return MINFER_BPE_DATA.merges_are_pairs; }
-bool bpe_tokenizer::ignore_merges() const noexcept { return MINFER_BPE_DATA.ignore_merges; }
-bool bpe_tokenizer::normalizes_nfc() const noexcept { return MINFER_BPE_DATA.nfc; }
-std::span<const pre_tokenizer_step> bpe_tokenizer::pre_tokenizer() const noexcept { return MINFER_BPE_DATA.steps; }
-std::span<const template_piece> bpe_tokenizer::single_template() const noexcept { return MINFER_BPE_DATA.single; }
+std::size_t bpe_tokenizer::merge_count() const noexcept { return data().merges.size(); }
+bool bpe_tokenizer::merges_are_pairs() const noexcept { return data().merges_are_pairs; }
+bool bpe_tokenizer::ignore_merges() const noexcept { return data().ignore_merges; }
+bool bpe_tokenizer::normalizes_nfc() const noexcept { return data().nfc; }
+std::span<const pre_tokenizer_step> bpe_tokenizer::pre_tokenizer() const noexcept { return data().steps; }
+std::span<const template_piece> bpe_tokenizer::single_template() const noexcept { return data().single; }
 
 std::vector<std::string> bpe_tokenizer::gguf_merges() const {
-    const auto& d = MINFER_BPE_DATA;
+    const auto& d = data();
     std::vector<std::string> out;
     out.reserve(d.merges.size());
     for (const auto& m : d.merges) {
@@ -621,7 +619,5 @@ json_value bpe_tokenizer::raw() const& noexcept {
     if (!data_ || !data_->document) return {};
     return json_access::view(data_->document.get(), 0);
 }
-
-#undef MINFER_BPE_DATA
 
 }  // namespace minfer::convert

@@ -22,7 +22,7 @@ struct token_trie {
         std::vector<std::pair<unsigned char, std::uint32_t>> next;  // sorted by byte
         std::int32_t token = -1;                                    // index into added, when a content ends here
     };
-    std::vector<node> nodes{node{}};
+    std::vector<node> nodes;  // nodes[0] is the root once a content is inserted (empty: none, no allocation)
 
     void insert(std::string_view text, std::uint32_t token);
     /// The longest content starting at text[at]: its index into added and its length.
