@@ -3,7 +3,7 @@
 set -euo pipefail
 pkgs=(cmake ninja-build g++ clang libclang-rt-14-dev lld libgtest-dev libgmock-dev libbenchmark-dev
       libfmt-dev libcli11-dev nlohmann-json3-dev libxxhash-dev xxhash libssl-dev libcurl4-openssl-dev
-      libyaml-cpp-dev
+      libyaml-cpp-dev libpcre2-dev libicu-dev
       python3-dev python3-numpy python3-pybind11 pybind11-dev python3-pytest python3-pip python3-venv
       python3-setuptools python3-wheel mypy ccache
       chromium chromium-driver python3-selenium abigail-tools pkgconf)

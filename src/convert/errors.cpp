@@ -50,7 +50,7 @@ std::string describe(const gguf::error& e, bool /*path_said*/) {
         case gguf::number_in_domain(codes::bad_checkpoint_index): return said("invalid checkpoint index", e);
         case gguf::number_in_domain(codes::unsupported_architecture): return said("unsupported architecture", e);
         case gguf::number_in_domain(codes::no_weights): return said("no safetensors weights", e);
-        case gguf::number_in_domain(codes::bad_tokenizer): return said("invalid tokenizer file", e);
+        case gguf::number_in_domain(codes::bad_tokenizer): return said("invalid tokenizer", e);
         case gguf::number_in_domain(codes::unsupported_tokenizer): return said("unsupported tokenizer", e);
         default: break;
     }

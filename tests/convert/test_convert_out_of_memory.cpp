@@ -3,12 +3,17 @@
 // std::terminate (nlohmann allocates inside the parse; the readers build their errors' texts).
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <sstream>
 #include <string>
 
 #include "alloc_fail.hpp"
+#include "minfer/convert/bpe_tokenizer.hpp"
+#include "minfer/convert/bpe_vocab.hpp"
 #include "minfer/convert/checkpoint.hpp"
 #include "minfer/convert/errors.hpp"
 #include "minfer/convert/hf_config.hpp"
+#include "minfer/convert/pre_tokenizer.hpp"
 #include "minfer/convert/safetensors.hpp"
 #include "minfer/convert/sentencepiece_model.hpp"
 #include "minfer/convert/spm_vocab.hpp"
@@ -130,6 +135,35 @@ TEST(ConvertOutOfMemory, SentencePiece) {
     write_text(dir / "tokenizer.json", "{}");
     under_pressure("build_spm_vocab (tokenizer.json)", [&] { return code_of(cv::build_spm_vocab(dir.path(), *config)); },
                    cv::codes::unsupported_tokenizer);
+}
+
+TEST(ConvertOutOfMemory, BpeTokenizer) {
+    std::ifstream in(std::filesystem::path(MINFER_CONVERT_TEST_DATA) / "bpe_small_gpt2.json", std::ios::binary);
+    std::stringstream text;
+    text << in.rdbuf();
+    const std::string json = text.str();
+    ASSERT_GT(json.size(), 1000u);
+    under_pressure("bpe_tokenizer::parse", [&] { return code_of(cv::bpe_tokenizer::parse(json, "tokenizer.json")); });
+    under_pressure("bpe_tokenizer::parse (refused)",
+                   [&] { return code_of(cv::bpe_tokenizer::parse(R"({"model": {"type": "Unigram"}})", "t.json")); },
+                   cv::codes::unsupported_tokenizer);
+    auto t = cv::bpe_tokenizer::parse(json, "tokenizer.json");
+    ASSERT_TRUE(t);
+    under_pressure("encode", [&] { return code_of(t->encode("the hello <s>x [M] y word <sp> \xF0\x9F\x98\x80", true)); });
+    const std::vector<std::uint32_t> ids{273, 256, 32, 161};
+    under_pressure("decode", [&] { return code_of(t->decode(ids)); });
+    under_pressure("find_pre_tokenizer", [&] { return code_of(cv::find_pre_tokenizer(*t)); }, cv::codes::unsupported_tokenizer);
+    temp_dir dir;
+    write_text(dir / "tokenizer.json", json);
+    write_text(dir / "tokenizer_config.json", R"({"bos_token": "<s>", "add_bos_token": true, "chat_template": "x"})");
+    write_text(dir / "config.json", R"({"architectures": ["Qwen3ForCausalLM"], "num_hidden_layers": 1, "vocab_size": 280,
+        "hidden_size": 8, "intermediate_size": 8, "num_attention_heads": 2, "max_position_embeddings": 64,
+        "rms_norm_eps": 1e-6, "eos_token_id": 274})");
+    auto config = cv::read_hf_config(dir / "config.json");
+    ASSERT_TRUE(config);
+    cv::bpe_vocab_options options;
+    options.pre = "qwen2";
+    under_pressure("bpe_vocab", [&] { return code_of(cv::bpe_vocab(dir.path(), *config, options)); });
 }
 
 }  // namespace

@@ -48,24 +48,28 @@ inline constexpr gguf::errc unsupported_architecture = gguf::make_code(error_dom
 /// detail says when PyTorch pickle files (pytorch_model*.bin) are there instead (never read: loading a
 /// pickle runs code)
 inline constexpr gguf::errc no_weights = gguf::make_code(error_domain_id, 6);
-/// a tokenizer file that is not what its format says, or that the reference could not read: a
+/// a tokenizer file that is not what its format says, or that the reference could not read. A
 /// tokenizer.model that is not sentencepiece's ModelProto (protobuf wire format broken: a varint
 /// truncated or longer than 10 bytes, a length past the end of its message, a group or an invalid wire
 /// type, a known field of another wire type; a value out of its range: an enum value the schema does
 /// not have, a bool other than 0/1, an int32 beyond 32 bits) or that sentencepiece refuses to load (a
 /// piece empty or not UTF-8, twice in its class, no or two unknown pieces, byte pieces without
-/// byte_fallback or not all 256 with it, a broken normalization map), larger than its cap; a
-/// tokenizer_config.json, added_tokens.json, chat_template.jinja/json that is not JSON or not UTF-8, or
-/// holds a value of the wrong kind where the reference reads one. file = that file, offset = the
-/// offending field (a protobuf field's tag, a JSON value's first byte), subject = the field or key,
-/// item = the piece's index where one is at fault, detail = why
+/// byte_fallback or not all 256 with it, a broken normalization map). A tokenizer.json that is not what
+/// Hugging Face tokenizers' format says (not JSON, a field missing, unknown or of the wrong kind, a
+/// vocabulary id repeated or out of range, a merge whose parts or result are not tokens, an added token
+/// whose id is not the one the Rust core would give it). A tokenizer_config.json, added_tokens.json,
+/// chat_template.jinja/json that is not JSON or not UTF-8, or holds a value of the wrong kind where the
+/// reference reads one. Any of them larger than its cap. file = that file, offset = the offending field
+/// (a protobuf field's tag, a JSON value's first byte), subject = the field, key or token, item = the
+/// piece's index where one is at fault, detail = why
 inline constexpr gguf::errc bad_tokenizer = gguf::make_code(error_domain_id, 7);
-/// a checkpoint whose vocabulary the converter cannot build here although its files may be sound: no
-/// tokenizer.model where a SentencePiece vocabulary is asked for (a BPE tokenizer.json instead), an
-/// architecture whose reference class never reads tokenizer.model (Qwen3-MoE), a tokenizer.json beside
-/// tokenizer.model (gguf-py's SpecialVocab would read it: not implemented here yet), tekken.json (Mistral's
-/// own format), a tokenizer_class the reference builds otherwise (HybridDNATokenizer); subject = the file
-/// or key, detail = why
+/// a checkpoint whose vocabulary the converter does not reproduce although its files may be sound: a
+/// tokenizer.json model other than byte-level BPE (WordPiece, Unigram, BPE with byte fallback), a
+/// normalizer other than NFC, a pre-tokenizer step, pattern escape, post-processor or decoder it does
+/// not implement, a chat template list, a pre-tokenizer whose check hash is not in the table (detail =
+/// the hash and the names `--pre` takes); no tokenizer.model where a SentencePiece vocabulary is asked
+/// for, a tokenizer.json beside tokenizer.model, tekken.json (Mistral's own format), a tokenizer_class
+/// the reference builds otherwise (HybridDNATokenizer); subject = the file, key or hash, detail = why
 inline constexpr gguf::errc unsupported_tokenizer = gguf::make_code(error_domain_id, 8);
 }  // namespace codes
 
