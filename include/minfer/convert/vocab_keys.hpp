@@ -10,7 +10,8 @@
 // GGUF types: a string value is a GGUF string, a u32 a u32, a bool a bool; vocab_array::tokens is a
 // string array, scores an f32 array, token_types an i32 array (the vocabulary's own vectors); a
 // vector of strings is a string array (tokenizer.chat_templates; a BPE vocabulary's tokens and merges), a vector
-// of int32 an i32 array (a BPE vocabulary's token types).
+// of int32 an i32 array (a BPE vocabulary's token types); a float an f32, an int32 an i32 (general.sampling.*,
+// hyperparameters: the converted model's other keys use the same type).
 #include <cstdint>
 #include <span>
 #include <string>
@@ -27,8 +28,8 @@ enum class token_type : std::int32_t { normal = 1, unknown = 2, control = 3, use
 /// One of a vocabulary's arrays, which a key stands for (the values live in the vocabulary).
 enum class vocab_array : std::uint8_t { tokens, scores, token_types };
 
-using vocab_value =
-    std::variant<std::string, std::uint32_t, bool, vocab_array, std::vector<std::string>, std::vector<std::int32_t>>;
+using vocab_value = std::variant<std::string, std::uint32_t, bool, vocab_array, std::vector<std::string>,
+                                 std::vector<std::int32_t>, float, std::int32_t>;
 
 struct vocab_key {
     std::string name;
