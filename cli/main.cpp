@@ -73,6 +73,10 @@ constexpr std::array commands{
             "Build a model from a mergekit config on GGUF files: passthrough stacks of layer slices and per-tensor "
             "recipes (tensors: rules), every byte copied from its source; --dry-run shows the plan",
             minfer::cli::assemble_add_options, minfer::cli::assemble_run},
+    command{"convert",
+            "Convert a Hugging Face checkpoint (safetensors) to GGUF as convert_hf_to_gguf.py does, without Python: the "
+            "same bytes, streamed in bounded memory; --dry-run shows the plan",
+            minfer::cli::convert_add_options, minfer::cli::convert_run},
     command{"report",
             "A picture of a model: one offline HTML page (summary, metadata, tensors, layer heatmap, vocabulary; "
             "--values: statistics and histograms); two models: B compared with A tensor by tensor; --json: the data",

@@ -35,6 +35,8 @@ int estimate_run();
 void quantize_add_options(CLI::App& sub);
 int quantize_run();
 
+void convert_add_options(CLI::App& sub);
+int convert_run();
 void prune_add_options(CLI::App& sub);
 int prune_run();
 

@@ -71,6 +71,13 @@ inline constexpr gguf::errc bad_tokenizer = gguf::make_code(error_domain_id, 7);
 /// for, a tokenizer.json beside tokenizer.model, tekken.json (Mistral's own format), a tokenizer_class
 /// the reference builds otherwise (HybridDNATokenizer); subject = the file, key or hash, detail = why
 inline constexpr gguf::errc unsupported_tokenizer = gguf::make_code(error_domain_id, 8);
+/// a tensor of the checkpoint that does not fit its architecture: a name the architecture has no GGUF
+/// name for (the reference stops: "Can not map tensor"), a block number not below num_hidden_layers, an
+/// expert tensor not of the form the reference stacks or a layer's experts incomplete, a shape that
+/// does not match config.json (the vocabulary, hidden size, heads, head size, feed-forward or expert
+/// sizes), two tensors of one GGUF name; file = its shard, offset = its header entry, subject = its
+/// name, detail = why
+inline constexpr gguf::errc bad_tensor = gguf::make_code(error_domain_id, 9);
 }  // namespace codes
 
 /// This library's codes as the loader's to_string and error::description see them.
