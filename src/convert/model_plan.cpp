@@ -380,16 +380,12 @@ private:
 }  // namespace
 
 std::optional<output_type> output_type_from_name(std::string_view name) noexcept {
-    std::string lower;
-    for (char c : name) {
-        if (lower.size() > 8) return std::nullopt;
-        lower.push_back(c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c);
-    }
-    if (lower == "f32") return output_type::f32;
-    if (lower == "f16") return output_type::f16;
-    if (lower == "bf16") return output_type::bf16;
-    if (lower == "q8_0") return output_type::q8_0;
-    if (lower == "auto") return output_type::automatic;
+    // As convert_hf_to_gguf.py's choices: lower case only (llama-quantize's names are upper case).
+    if (name == "f32") return output_type::f32;
+    if (name == "f16") return output_type::f16;
+    if (name == "bf16") return output_type::bf16;
+    if (name == "q8_0") return output_type::q8_0;
+    if (name == "auto") return output_type::automatic;
     return std::nullopt;
 }
 

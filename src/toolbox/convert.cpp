@@ -1,14 +1,21 @@
 // toolbox::convert: plan (minfer::convert), lay out (output_parts), stream (tensor_stream), write.
 #include "minfer/toolbox/convert.hpp"
 
+#include <map>
 #include <memory>
+#include <mutex>
 #include <utility>
 #include <variant>
 
 #include "minfer/convert/model_plan.hpp"
 #include "minfer/convert/tensor_stream.hpp"
+#include "minfer/gguf/byte_source.hpp"
+#include "minfer/gguf/model.hpp"
 #include "minfer/gguf_write/writer.hpp"
+#include "minfer/quant/dequantize.hpp"
+#include "minfer/quant/type_plan.hpp"
 #include "output_parts.hpp"
+#include "quantize_internal.hpp"
 
 namespace minfer::toolbox {
 namespace {
@@ -56,16 +63,104 @@ void put_keys(gguf::writer& w, const cv::model_plan& p) {
     }
 }
 
+// The head of the f32 conversion, never written: a byte_source holding the head's bytes and
+// claiming the whole file's size, so model::open verifies it as the file would be (a head-only
+// model: its tensors' values come from tensor_values).
+class head_source final : public gguf::byte_source {
+public:
+    head_source(std::span<const std::byte> head, std::uint64_t file_size)
+        : head_(std::make_unique<std::byte[]>(head.size())), n_(head.size()), size_(file_size) {
+        std::copy(head.begin(), head.end(), head_.get());
+    }
+    std::uint64_t size() const noexcept override { return size_; }
+    gguf::result<std::span<const std::byte>> prefix(std::uint64_t n) noexcept override {
+        return std::span<const std::byte>(head_.get(), static_cast<std::size_t>(std::min<std::uint64_t>(n, n_)));
+    }
+    // The same bytes prefix() handed out: the view parsed from them stays valid.
+    gguf::mapped_file take() noexcept override {
+        const std::size_t n = n_;
+        n_ = 0;
+        return gguf::mapped_file::adopt(std::move(head_), n);
+    }
+    bool whole() const noexcept override { return false; }
+
+private:
+    std::unique_ptr<std::byte[]> head_;
+    std::size_t n_;
+    std::uint64_t size_;
+};
+
+class head_opener final : public gguf::source_opener {
+public:
+    head_opener(std::vector<std::byte> head, std::uint64_t file_size) : head_(std::move(head)), size_(file_size) {}
+    std::string file_name(const std::string& location) const override { return location; }
+    std::string sibling(const std::string&, const std::string& name) const override { return name; }
+    gguf::head_options head(const gguf::limits& caps) const override {
+        gguf::head_options o;
+        o.caps = caps;
+        o.first_read = head_.size();
+        o.max_read = head_.size();
+        return o;
+    }
+    gguf::result<std::unique_ptr<gguf::byte_source>> open(const std::string&) noexcept override {
+        try {
+            return std::unique_ptr<gguf::byte_source>(std::make_unique<head_source>(head_, size_));
+        } catch (...) {
+            return unexpected(gguf::out_of_memory_error("the converted model's head"));
+        }
+    }
+
+private:
+    std::vector<std::byte> head_;
+    std::uint64_t size_;
+};
+
+// The f32 conversion's tensors for toolbox::quantize (quantize_internal.hpp's tensor_values): each
+// tensor's stream made on first use and dropped after its last row.
+struct f32_values {
+    std::shared_ptr<const cv::model_plan> plan;
+    std::map<std::string, std::size_t, std::less<>> index;
+    std::mutex lock;
+    std::map<std::size_t, std::shared_ptr<cv::tensor_stream>> open;
+
+    gguf::result<std::size_t> find(const gguf::tensor_ref& ref) {
+        const auto it = index.find(ref.info->name);
+        if (it == index.end()) {
+            gguf::error e;
+            e.code = gguf::errc::io_error;
+            e.subject = std::string(ref.info->name);
+            e.detail = "not a tensor of the conversion";
+            return unexpected(std::move(e));
+        }
+        return it->second;
+    }
+};
+
+gguf::result<convert_report> convert_and_quantize(const convert_request& rq, const quant::file_type_name& type,
+                                                  const convert_events& events);
+
 }  // namespace
 
 gguf::result<convert_report> convert(const convert_request& rq, const convert_events& events) {
     cv::conversion_options options;
     const auto outtype = cv::output_type_from_name(rq.outtype);
     if (!outtype) {
+        // Not one of the reference's names: a llama-quantize type, applied to the f32 conversion.
+        auto type = quant::parse_file_type(rq.outtype);
+        if (!type || type->copy) {
+            gguf::error e;
+            e.code = gguf::errc::bad_value_text;
+            e.subject = "outtype";
+            e.detail = "'" + rq.outtype + "' is neither convert_hf_to_gguf.py's f32, f16, bf16, q8_0, auto nor a llama-quantize type (Q4_K_M, IQ4_XS, …)";
+            return unexpected(std::move(e));
+        }
+        return convert_and_quantize(rq, *type, events);
+    }
+    if (rq.imatrix) {
         gguf::error e;
         e.code = gguf::errc::bad_value_text;
-        e.subject = "outtype";
-        e.detail = "'" + rq.outtype + "' is not f32, f16, bf16, q8_0 or auto";
+        e.subject = "imatrix";
+        e.detail = "an importance matrix is for a llama-quantize --outtype (Q4_K_M, IQ4_XS, …), not for " + rq.outtype;
         return unexpected(std::move(e));
     }
     options.outtype = *outtype;
@@ -131,4 +226,117 @@ gguf::result<convert_report> convert(const convert_request& rq, const convert_ev
     return report;
 }
 
+}  // namespace minfer::toolbox
+
+namespace minfer::toolbox {
+namespace {
+
+gguf::result<convert_report> convert_and_quantize(const convert_request& rq, const quant::file_type_name& type,
+                                                  const convert_events& events) {
+    cv::conversion_options options;
+    options.outtype = cv::output_type::f32;
+    options.model_name = rq.model_name;
+    options.pre = rq.pre;
+    options.vocab_only = rq.vocab_only;
+    auto planned = cv::plan_conversion(rq.input, options);
+    if (!planned) return unexpected(std::move(planned).error());
+    auto values = std::make_shared<f32_values>();
+    values->plan = std::make_shared<const cv::model_plan>(*std::move(planned));
+    const cv::model_plan& plan = *values->plan;
+
+    // The head of the f32 file the reference would write, and that file's size.
+    gguf::writer w;
+    put_keys(w, plan);
+    for (std::size_t i = 0; i < plan.tensors.size(); ++i) {
+        const cv::planned_tensor& t = plan.tensors[i];
+        w.add_tensor(t.name, t.type, t.ne, gguf::tensor_source::zeros(t.n_bytes));
+        values->index.emplace(t.name, i);
+    }
+    auto layout = w.make_plan();
+    if (!layout) return unexpected(std::move(layout).error());
+    auto head = w.head_bytes();
+    if (!head) return unexpected(std::move(head).error());
+    head_opener opener(*std::move(head), layout->file_size());
+    auto model = gguf::model::open(opener, "converted-f32.gguf");
+    if (!model) return unexpected(std::move(model).error());
+
+    quantize_detail::tensor_values tv;
+    tv.raw = [values](const gguf::tensor_ref& ref) -> gguf::result<gguf::tensor_source> {
+        auto i = values->find(ref);
+        if (!i) return unexpected(std::move(i).error());
+        auto stream = std::make_shared<cv::tensor_stream>(*values->plan, *i);
+        return gguf::tensor_source::callback(values->plan->tensors[*i].n_bytes,
+                                             [values, stream](std::uint64_t offset, std::span<std::byte> out) {
+                                                 return stream->fill(offset, out);
+                                             });
+    };
+    tv.read = [values](const gguf::tensor_ref& ref, std::uint64_t first, std::span<float> out) -> gguf::result<void> {
+        auto i = values->find(ref);
+        if (!i) return unexpected(std::move(i).error());
+        std::shared_ptr<cv::tensor_stream> stream;
+        {
+            std::lock_guard<std::mutex> g(values->lock);
+            auto& slot = values->open[*i];
+            if (!slot) slot = std::make_shared<cv::tensor_stream>(*values->plan, *i);
+            stream = slot;
+        }
+        const std::uint64_t per_row = stream->row_values();
+        const std::uint64_t row = first / per_row, n = out.size() / per_row;
+        auto r = stream->rows_f32(row, n, out);
+        if (row + n == stream->rows()) {
+            std::lock_guard<std::mutex> g(values->lock);
+            values->open.erase(*i);
+        }
+        return r;
+    };
+
+    quantize_request qrq;
+    qrq.input = rq.input;
+    qrq.output = rq.output;
+    qrq.type = type;
+    qrq.threads = rq.threads;
+    qrq.imatrix = rq.imatrix;
+    qrq.split_max_bytes = rq.split_max_bytes;
+    qrq.split_max_tensors = rq.split_max_tensors;
+    qrq.dry_run = rq.dry_run;
+    qrq.overwrite = rq.overwrite;
+    std::vector<std::filesystem::path> inputs;
+    if (plan.weights)
+        for (const cv::safetensors_file& shard : plan.weights->shards()) inputs.push_back(shard.path());
+    quantize_events qev;
+    qev.progress = events.progress;
+    auto q = quantize_detail::quantize_model(*model, &tv, inputs, qrq, qev);
+    if (!q) return unexpected(std::move(q).error());
+
+    convert_report report;
+    report.architecture = plan.config.architecture_name;
+    report.gguf_architecture = std::string(cv::gguf_name(plan.config.arch));
+    report.file_type = std::string(type.name);
+    report.warnings = plan.warnings;
+    for (std::string& wn : q->warnings) report.warnings.push_back(std::move(wn));
+    if (plan.weights)
+        for (const cv::checkpoint_tensor& t : plan.weights->tensors()) report.input_bytes += t.entry->n_bytes();
+    for (const quant::tensor_choice& c : q->plan.tensors) {
+        converted_tensor ct;
+        ct.name = c.name;
+        if (const auto it = values->index.find(c.name); it != values->index.end()) {
+            const cv::planned_tensor& t = plan.tensors[it->second];
+            if (!t.inputs.empty()) {
+                const cv::checkpoint_tensor& in = plan.weights->tensors()[t.inputs.front()];
+                ct.source_name = std::string(in.name());
+                ct.source_dtype = std::string(cv::to_string(in.entry->dtype));
+            }
+            ct.ne = t.ne;
+            ct.n_bytes = quant::bytes_for(c.to, t.n_elements);
+        }
+        ct.type = c.to;
+        report.tensors.push_back(std::move(ct));
+    }
+    for (const quantize_output& o : q->outputs) report.outputs.push_back({o.path, o.file_size, o.tensor_count});
+    report.output_tensor_bytes = q->output_tensor_bytes;
+    report.written = q->written;
+    return report;
+}
+
+}  // namespace
 }  // namespace minfer::toolbox

@@ -82,6 +82,7 @@ struct context {
     const quantize_request* rq = nullptr;
     const gguf::model* m = nullptr;
     const gguf::model_source* src = nullptr;
+    const tensor_values* values = nullptr;  // the tensors' bytes when they are not in m's files
     layout how = layout::single;
     std::uint32_t file_type = 0;
     std::vector<kv_override> overrides;  // the user's, then the imatrix's
@@ -117,7 +118,13 @@ gguf::result<gguf::writer> part_writer(const context& c, const out_part& p, std:
         const out_tensor& t = c.tensors[i];
         const std::span<const std::int64_t> ne(t.ref.info->ne.data(), t.n_dims);
         if (!t.choice->converted) {
-            w.add_tensor(t.choice->name, t.choice->to, ne, c.src->tensor(t.ref));
+            if (c.values) {
+                auto raw = c.values->raw(t.ref);
+                if (!raw) return unexpected(std::move(raw).error());
+                w.add_tensor(t.choice->name, t.choice->to, ne, std::move(*raw));
+            } else {
+                w.add_tensor(t.choice->name, t.choice->to, ne, c.src->tensor(t.ref));
+            }
             continue;
         }
         convert_job job;
@@ -125,6 +132,7 @@ gguf::result<gguf::writer> part_writer(const context& c, const out_part& p, std:
         job.t = t.ref;
         job.to = t.choice->to;
         job.importance = t.importance;
+        job.values = c.values;
         job.threads = c.rq->threads;
         auto s = converted_source(job);
         if (!s) return unexpected(std::move(s).error());
@@ -319,13 +327,15 @@ gguf::result<void> check_overrides(const quantize_request& rq, std::string_view 
 }
 
 // Refuse an output that is one of the input's files (or the imatrix), then check_output_path.
-gguf::result<void> check_output(const std::filesystem::path& out, const gguf::model& m, const quantize_request& rq) {
+gguf::result<void> check_output(const std::filesystem::path& out, const gguf::model& m, const quantize_request& rq,
+                                std::span<const std::filesystem::path> protected_inputs) {
     auto same = [&out](const std::filesystem::path& in) {
         std::error_code ec;
         return std::filesystem::equivalent(out, in, ec) && !ec;
     };
     bool clash = rq.imatrix && same(*rq.imatrix);
     for (const gguf::model_part& p : m.parts()) clash = clash || same(p.path);
+    for (const std::filesystem::path& p : protected_inputs) clash = clash || same(p);
     if (clash) {
         error e;
         e.code = errc::io_error;
@@ -340,6 +350,17 @@ gguf::result<void> check_output(const std::filesystem::path& out, const gguf::mo
 }
 
 gguf::result<quantize_report> run(const quantize_request& rq, const quantize_events& events) {
+    auto opened = gguf::model::open(rq.input);
+    if (!opened) return unexpected(std::move(opened).error());
+    if (auto r = opened->require_complete(); !r) return unexpected(std::move(r).error());
+    return quantize_model(*opened, nullptr, {}, rq, events);
+}
+
+}  // namespace
+
+gguf::result<quantize_report> quantize_detail::quantize_model(const gguf::model& m, const tensor_values* values,
+                                             std::span<const std::filesystem::path> protected_inputs,
+                                             const quantize_request& rq, const quantize_events& events) {
     const bool limits = rq.split_max_bytes.has_value() || rq.split_max_tensors.has_value();
     if (rq.keep_split && limits)
         return unexpected(make_error(errc::bad_value_text, "keep_split",
@@ -348,11 +369,6 @@ gguf::result<quantize_report> run(const quantize_request& rq, const quantize_eve
         return unexpected(make_error(errc::bad_value_text, "split_max_bytes", "must be at least 1"));
     if (rq.split_max_tensors && *rq.split_max_tensors == 0)
         return unexpected(make_error(errc::bad_value_text, "split_max_tensors", "must be at least 1"));
-
-    auto opened = gguf::model::open(rq.input);
-    if (!opened) return unexpected(std::move(opened).error());
-    const gguf::model& m = *opened;
-    if (auto r = m.require_complete(); !r) return unexpected(std::move(r).error());
 
     auto facts = model_facts_of(m);
     if (!facts) return unexpected(std::move(facts).error());
@@ -512,9 +528,15 @@ gguf::result<quantize_report> run(const quantize_request& rq, const quantize_eve
         parts[0].count = c.tensors.size();
     }
 
-    auto src = gguf::model_source::open(m);
-    if (!src) return unexpected(std::move(src).error());
-    c.src = &*src;
+    std::optional<gguf::model_source> src;
+    if (values) {
+        c.values = values;
+    } else {
+        auto opened_source = gguf::model_source::open(m);
+        if (!opened_source) return unexpected(std::move(opened_source).error());
+        src.emplace(std::move(*opened_source));
+        c.src = &*src;
+    }
 
     const auto n_parts = static_cast<std::uint32_t>(parts.size());
     std::vector<gguf::writer> writers;
@@ -545,7 +567,7 @@ gguf::result<quantize_report> run(const quantize_request& rq, const quantize_eve
     // The outputs, in a dry run too: it refuses what the real run would (an existing output without
     // overwrite, one of the input's files, a directory), for every frontend alike.
     for (const out_part& p : parts)
-        if (auto r = check_output(p.path, m, rq); !r) return unexpected(std::move(r).error());
+        if (auto r = check_output(p.path, m, rq, protected_inputs); !r) return unexpected(std::move(r).error());
     if (rq.dry_run) {
         if (rq.keep_split) report.plan.tensors = in_output_order();
         return report;
@@ -565,7 +587,6 @@ gguf::result<quantize_report> run(const quantize_request& rq, const quantize_eve
     return report;
 }
 
-}  // namespace
 
 gguf::result<quantize_report> quantize(const quantize_request& request, const quantize_events& events) noexcept {
     try {

@@ -3,6 +3,8 @@
 // the output's metadata as llama_model_quantize builds it (quantize_metadata.cpp), and the streaming
 // source of one converted tensor (quantize_source.cpp).
 #include <array>
+#include <filesystem>
+#include <functional>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -55,6 +57,22 @@ std::optional<std::uint32_t> output_alignment(const gguf::model& m, std::span<co
 /// thousands of values (n_embd, n_ff).
 inline constexpr std::uint64_t max_row_values = std::uint64_t{1} << 22;
 
+/// Where a model's tensor values come from when they are not in its files: a head-only model whose
+/// tensors another producer computes (toolbox::convert's llama-quantize types: the f32 conversion
+/// of a checkpoint, never written). `raw`: a tensor's bytes as the model's type says (a tensor copied
+/// unchanged); `read`: values [first, first + out.size()) as f32, whole rows of one matrix.
+struct tensor_values {
+    std::function<gguf::result<gguf::tensor_source>(const gguf::tensor_ref&)> raw;
+    std::function<gguf::result<void>(const gguf::tensor_ref&, std::uint64_t first, std::span<float> out)> read;
+};
+
+/// toolbox::quantize on a model already open: from its files, or with `values` (then the model may
+/// be head-only: its tensors' bytes come from `values`, and check_output compares the outputs with
+/// `protected_inputs` as well as the model's parts).
+gguf::result<quantize_report> quantize_model(const gguf::model& m, const tensor_values* values,
+                                             std::span<const std::filesystem::path> protected_inputs,
+                                             const quantize_request& rq, const quantize_events& events);
+
 /// One converted tensor: the input tensor `t` of `m`, quantized to `to` matrix by matrix (ne[2]
 /// matrices of ne[1] rows) with `importance` (empty, or ne[0] weights per matrix).
 struct convert_job {
@@ -62,6 +80,7 @@ struct convert_job {
     gguf::tensor_ref t{};
     gguf::tensor_type to = gguf::tensor_type::f32;
     std::span<const float> importance;
+    const tensor_values* values = nullptr;  ///< when set, the values come from it, not from m's files
     unsigned threads = 0;
     /// Values converted per batch (whole rows, at least one row; never across a matrix).
     std::uint64_t batch_values = std::uint64_t{1} << 20;

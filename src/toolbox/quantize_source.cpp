@@ -68,8 +68,10 @@ private:
         quantized_.resize(static_cast<std::size_t>(k * out_row_));
 
         const gguf::tensor_info& info = *job_.t.info;
-        const std::span<const std::byte> bytes = job_.m->tensor_data(job_.t);
-        if (info.type == gguf::tensor_type::f32) {
+        const std::span<const std::byte> bytes = job_.values ? std::span<const std::byte>() : job_.m->tensor_data(job_.t);
+        if (job_.values) {
+            if (auto r = job_.values->read(job_.t, first, values_); !r) return r;
+        } else if (info.type == gguf::tensor_type::f32) {
             // memcpy: the mapping's alignment is the file's, which need not be a float's.
             if (bytes.size() < (first + n_values) * sizeof(float)) return short_error(bytes.size());
             std::memcpy(values_.data(), bytes.data() + first * sizeof(float), static_cast<std::size_t>(n_values * sizeof(float)));
@@ -103,7 +105,7 @@ private:
         // The input bytes of these rows are read for good (the writer asks in order): their pages
         // leave this process (they stay in the page cache), so the resident set is the batch, not
         // the whole input. Only for a mapping: memory a file was read into must not be discarded.
-        if (job_.m->parts()[job_.t.part].file.mapped()) quant::release_value_pages(info.type, bytes, first, n_values);
+        if (!job_.values && job_.m->parts()[job_.t.part].file.mapped()) quant::release_value_pages(info.type, bytes, first, n_values);
         return {};
     }
 

@@ -42,7 +42,8 @@ namespace minfer::convert {
 /// --outtype.
 enum class output_type : std::uint8_t { f32, f16, bf16, q8_0, automatic };
 
-/// "f32", "f16", "bf16", "q8_0", "auto" (as convert_hf_to_gguf.py spells them; any case).
+/// "f32", "f16", "bf16", "q8_0", "auto", exactly as convert_hf_to_gguf.py spells them (lower case: an
+/// upper-case "F16" or "Q8_0" is llama-quantize's type, which toolbox::convert applies to the f32 conversion).
 std::optional<output_type> output_type_from_name(std::string_view name) noexcept;
 
 struct conversion_options {
