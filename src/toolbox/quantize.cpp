@@ -349,7 +349,21 @@ gguf::result<void> check_output(const std::filesystem::path& out, const gguf::mo
     return {};
 }
 
+// The layout options, checked before the input is opened.
+gguf::result<void> check_layout_options(const quantize_request& rq) {
+    const bool limits = rq.split_max_bytes.has_value() || rq.split_max_tensors.has_value();
+    if (rq.keep_split && limits)
+        return unexpected(make_error(errc::bad_value_text, "keep_split",
+                                     "keep_split and the split limits cannot be combined"));
+    if (rq.split_max_bytes && *rq.split_max_bytes == 0)
+        return unexpected(make_error(errc::bad_value_text, "split_max_bytes", "must be at least 1"));
+    if (rq.split_max_tensors && *rq.split_max_tensors == 0)
+        return unexpected(make_error(errc::bad_value_text, "split_max_tensors", "must be at least 1"));
+    return {};
+}
+
 gguf::result<quantize_report> run(const quantize_request& rq, const quantize_events& events) {
+    if (auto r = check_layout_options(rq); !r) return unexpected(std::move(r).error());
     auto opened = gguf::model::open(rq.input);
     if (!opened) return unexpected(std::move(opened).error());
     if (auto r = opened->require_complete(); !r) return unexpected(std::move(r).error());
@@ -362,13 +376,7 @@ gguf::result<quantize_report> quantize_detail::quantize_model(const gguf::model&
                                              std::span<const std::filesystem::path> protected_inputs,
                                              const quantize_request& rq, const quantize_events& events) {
     const bool limits = rq.split_max_bytes.has_value() || rq.split_max_tensors.has_value();
-    if (rq.keep_split && limits)
-        return unexpected(make_error(errc::bad_value_text, "keep_split",
-                                     "keep_split and the split limits cannot be combined"));
-    if (rq.split_max_bytes && *rq.split_max_bytes == 0)
-        return unexpected(make_error(errc::bad_value_text, "split_max_bytes", "must be at least 1"));
-    if (rq.split_max_tensors && *rq.split_max_tensors == 0)
-        return unexpected(make_error(errc::bad_value_text, "split_max_tensors", "must be at least 1"));
+    if (auto r = check_layout_options(rq); !r) return unexpected(std::move(r).error());
 
     auto facts = model_facts_of(m);
     if (!facts) return unexpected(std::move(facts).error());
