@@ -769,13 +769,12 @@ source_entry source_of(std::string_view id, std::int64_t total, bool with_repo_u
     if (id.starts_with("http://") || id.starts_with("https://") || id.starts_with("ssh://")) {
         e.repo_url = std::string(id);
         if (id.find("huggingface.co") == std::string_view::npos) return e;
-        // re.match(r"https?://huggingface.co/([^/]+/[^/]+)$", id): '.' any character but a newline, '$' the end or
-        // before a final newline
+        // re.match(r"https?://huggingface.co/([^/]+/[^/]+)$", id): '.' any character but a newline
         std::string_view rest = id.substr(id.starts_with("https://") ? 8 : 7);
         if (id.starts_with("ssh://")) return e;
         if (rest.size() < 15 || rest.substr(0, 11) != "huggingface" || rest[11] == '\n' || rest.substr(12, 3) != "co/") return e;
-        std::string_view group = rest.substr(15);
-        if (group.ends_with('\n')) group.remove_suffix(1);
+        // [^/]+ takes a final newline too before '$' matches at the very end: the group keeps it
+        const std::string_view group = rest.substr(15);
         const std::size_t slash = group.find('/');
         if (slash == std::string_view::npos || slash == 0 || slash + 1 == group.size() ||
             group.find('/', slash + 1) != std::string_view::npos)
