@@ -558,6 +558,10 @@ bool parse_model_card(std::string_view text, py_tree& out, card_failure& why) {
         return true;
     } catch (refusal& r) {
         why = std::move(r.why);
+        // the README's line: the front matter starts on line 2, and the hacks keep the lines
+        const std::uint64_t at = std::min<std::uint64_t>(why.offset, yaml.size());
+        const auto line = std::count(yaml.begin(), yaml.begin() + static_cast<std::ptrdiff_t>(at), '\n') + 2;
+        why.detail += " (line " + std::to_string(line) + " of README.md)";
     } catch (const YAML::Exception& e) {
         why.offset = e.mark.is_null() ? 0 : b.offset(e.mark);
         why.subject = b.path();

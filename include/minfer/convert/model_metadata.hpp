@@ -23,14 +23,17 @@
 //      ("32k" context lengths).
 //   3. generation_config.json: sequence (string), top_k, penalty_last_n, mirostat (i32), top_p, min_p,
 //      xtc_probability, xtc_threshold, temperature (as temp), penalty_repeat, mirostat_tau, mirostat_eta (f32).
-//      A file that is not JSON (or that this library's JSON reader refuses: a duplicate key, NaN) is ignored
-//      silently, as the reference ignores its JSONDecodeError.
+//      A file that is not JSON is ignored silently, as the reference ignores its JSONDecodeError (and an
+//      unreadable one, its IOError). Differences: what this library's one JSON reader refuses although Python's
+//      json takes it — a repeated key (Python keeps the last), NaN/Infinity, nesting deeper than 64, more than
+//      2^19 values — is ignored here too, where the reference would write the values.
 //   4. --model-name replaces the name; with no name at all, the directory's name; the size label, when
 //      nothing set it, from the parameter counts (size_label()).
 // A string key whose value is empty (or a falsy YAML value: 0, false, an empty list) is not written; an
 // empty tags/languages list neither (gguf-py's add_string/add_array).
 //
-// Errors (codes::bad_model_card), where the reference fails too: README.md not UTF-8 or its front matter
+// Errors (codes::bad_model_card; offset = a JSON value's first byte, 0 in README.md's YAML, whose line the
+// detail gives), where the reference fails too: README.md not UTF-8 or its front matter
 // not YAML (syntax, a second document, a key that is a list or a mapping, a control character PyYAML's reader
 // refuses); a value of a string key that is not a string (a number, a date, true: Python's len() fails on
 // it); a license list with a non-string item; tags or languages of mixed types; generation_config.json not
@@ -72,8 +75,9 @@ struct metadata_options {
 };
 
 /// The general.* keys the reference writes before the hyperparameters, in its order. Never prints.
-/// @returns codes::bad_model_card (see above; file = README.md or generation_config.json, offset = the
-/// value's first byte, subject = the key), io_error, out_of_memory.
+/// @returns codes::bad_model_card (see above; file = README.md or generation_config.json, subject = the
+/// key), io_error (README.md unreadable: the reference fails too; an unreadable generation_config.json is
+/// ignored as the reference ignores it), out_of_memory.
 gguf::result<std::vector<vocab_key>> general_metadata(const std::filesystem::path& model_dir, const hf_config& config,
                                                       const parameter_counts& counts,
                                                       const metadata_options& options) noexcept;
