@@ -49,7 +49,7 @@ fuzz_one() {
   case $t in roundtrip|edit|head) seed_dir=parse ;; esac
   cp -n "$seeds/$seed_dir"/* "$corpus"/ 2>/dev/null || true
   cp -n fuzz/corpus/"$seed_dir"/* "$corpus"/ 2>/dev/null || true
-  case $t in access|journal|quant|manifest|value_check|content_range|quantize_args|assemble_config|safetensors|hf_config|sentencepiece|bpe_tokenizer) ;; *) cp -n ../shared/fixtures/real/*.gguf "$corpus"/ 2>/dev/null || true ;; esac
+  case $t in access|journal|quant|manifest|value_check|content_range|quantize_args|assemble_config|safetensors|hf_config|sentencepiece|bpe_tokenizer|model_card) ;; *) cp -n ../shared/fixtures/real/*.gguf "$corpus"/ 2>/dev/null || true ;; esac
   local dict=fuzz/gguf.dict  # a target's own dictionary when it has one (fuzz/<target>.dict)
   [ -f "fuzz/$t.dict" ] && dict=fuzz/$t.dict
   local rc=0

@@ -13,7 +13,7 @@ namespace minfer::convert {
 namespace {
 
 // Index n - 1 is code n.
-constexpr std::array<std::string_view, 9> names{
+constexpr std::array<std::string_view, 10> names{
     "bad_safetensors",
     "unsupported_dtype",
     "bad_model_config",
@@ -22,7 +22,8 @@ constexpr std::array<std::string_view, 9> names{
     "no_weights",
     "bad_tokenizer",
     "unsupported_tokenizer",
-    "bad_tensor"};
+    "bad_tensor",
+    "bad_model_card"};
 
 std::string_view name(std::uint8_t code) noexcept {
     return code >= 1 && code <= names.size() ? names[code - 1u] : std::string_view();
@@ -54,6 +55,7 @@ std::string describe(const gguf::error& e, bool /*path_said*/) {
         case gguf::number_in_domain(codes::bad_tokenizer): return said("invalid tokenizer", e);
         case gguf::number_in_domain(codes::unsupported_tokenizer): return said("unsupported tokenizer", e);
         case gguf::number_in_domain(codes::bad_tensor): return said("tensor does not fit the architecture", e);
+        case gguf::number_in_domain(codes::bad_model_card): return said("invalid model card or generation config", e);
         default: break;
     }
     return "unknown error";

@@ -337,13 +337,7 @@ private:
         std::vector<vocab_key>& k = plan_.keys;
         metadata_options mo;
         mo.model_name = options_.model_name;
-        const parameter_totals totals = count_parameters(plan_.tensors);
-        parameter_counts counts;
-        counts.total = totals.total;
-        counts.shared = totals.shared;
-        counts.expert = totals.expert;
-        counts.expert_count = static_cast<std::uint32_t>(totals.expert_count);
-        auto general = general_metadata(dir_, config(), counts, mo);
+        auto general = general_metadata(dir_, config(), count_parameters(plan_.tensors), mo);
         if (!general) rethrow(std::move(general).error());
         k = *std::move(general);
         auto hparams = hyperparameter_keys(config(), plan_.file_type);
@@ -389,8 +383,8 @@ std::optional<output_type> output_type_from_name(std::string_view name) noexcept
     return std::nullopt;
 }
 
-parameter_totals count_parameters(const std::vector<planned_tensor>& tensors) noexcept {
-    parameter_totals t;
+parameter_counts count_parameters(const std::vector<planned_tensor>& tensors) noexcept {
+    parameter_counts t;
     std::uint64_t expert_sum = 0, expert_tensors = 0;
     for (const planned_tensor& p : tensors) {
         const std::uint64_t size = p.n_elements;
@@ -406,7 +400,7 @@ parameter_totals count_parameters(const std::vector<planned_tensor>& tensors) no
         }
         t.total += size;
     }
-    t.expert_count = expert_tensors > 0 ? expert_sum / expert_tensors : 0;
+    t.expert_count = static_cast<std::uint32_t>(expert_tensors > 0 ? expert_sum / expert_tensors : 0);
     return t;
 }
 

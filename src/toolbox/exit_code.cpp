@@ -97,6 +97,7 @@ constexpr std::array table{
     row(convert::codes::bad_tokenizer, invalid, exit_parse),
     row(convert::codes::unsupported_tokenizer, request, exit_parse),
     row(convert::codes::bad_tensor, invalid, exit_parse),
+    row(convert::codes::bad_model_card, invalid, exit_parse),
     // remote (range_ignored, bad_content_range, library_unavailable), by number: this library does
     // not link remote (whose header would register its domain). Every one is a transfer's: the file
     // may be fine, it could not be read (libcurl missing included).

@@ -13,6 +13,7 @@
 #include "minfer/convert/checkpoint.hpp"
 #include "minfer/convert/errors.hpp"
 #include "minfer/convert/hf_config.hpp"
+#include "minfer/convert/model_metadata.hpp"
 #include "minfer/convert/pre_tokenizer.hpp"
 #include "minfer/convert/safetensors.hpp"
 #include "minfer/convert/sentencepiece_model.hpp"
@@ -98,6 +99,31 @@ TEST(ConvertOutOfMemory, HfConfig) {
     write_text(present, config);
     under_pressure("read_hf_config", [&] { return code_of(cv::read_hf_config(present)); });
     under_pressure("read_hf_config (missing)", [&] { return code_of(cv::read_hf_config(absent)); }, cv::codes::bad_model_config);
+}
+
+TEST(ConvertOutOfMemory, ModelMetadata) {
+    const std::string card =
+        "---\nlicense: [mit, apache-2.0]\nbase_model:\n- Qwen/Qwen3-0.6B-Base\n- https://huggingface.co/org/M-7B-v1\n"
+        "- {name: D, repo_url: u}\ndatasets: a/b-v2\ntags: [x, 'y']\npipeline_tag: text-generation\nlanguage:\n- no\n"
+        "version: '2'\ndate: 2024-01-02\nmodel-index: [{name: m, results: [{task: {type: t}}]}]\n---\n# Model\n";
+    under_pressure("model_card_metadata", [&] { return code_of(cv::model_card_metadata(card, "README.md")); });
+    under_pressure("model_card_metadata (not YAML)",
+                   [&] { return code_of(cv::model_card_metadata("---\na: [b\n", "README.md")); }, cv::codes::bad_model_card);
+    under_pressure("model_card_metadata (wrong type)",
+                   [&] { return code_of(cv::model_card_metadata("---\nname: 3\n", "README.md")); }, cv::codes::bad_model_card);
+    temp_dir dir;
+    const std::filesystem::path model = dir / "Meta-Llama-3.1-8B-Instruct";
+    std::filesystem::create_directories(model);
+    write_text(model / "config.json", R"({"architectures": ["LlamaForCausalLM"], "vocab_size": 400, "hidden_size": 64,
+      "intermediate_size": 128, "num_attention_heads": 4, "num_key_value_heads": 2, "num_hidden_layers": 2,
+      "max_position_embeddings": 4096, "rms_norm_eps": 1e-05, "_name_or_path": "meta-llama/Llama-2-7b-chat-hf"})");
+    write_text(model / "README.md", card);
+    write_text(model / "generation_config.json", R"({"temperature": 0.6, "top_p": 0.9, "top_k": 20, "sequence": "kt"})");
+    auto config = cv::read_hf_config(model / "config.json");
+    ASSERT_TRUE(config);
+    under_pressure("general_metadata", [&] {
+        return code_of(cv::general_metadata(model, *config, cv::parameter_counts{8'000'000'000, 8'000'000'000, 0, 0}, {}));
+    });
 }
 
 TEST(ConvertOutOfMemory, SentencePiece) {

@@ -107,7 +107,7 @@ TEST(ConvertOutputs, TheCommandLineWritesTheSameFile) {
     for (const reference_row& r : rows) {
         if (r.model != "Tiny-Llama-SPM-Sharded" || (r.outtype != "q8_0" && r.outtype != "auto")) continue;
         SCOPED_TRACE(r.model + " --outtype " + r.outtype);
-        const fs::path out = tmp / "cli.gguf";
+        const fs::path out = tmp / ("cli-" + r.outtype + ".gguf");
         const std::string base = std::string(MINFER_CLI) + " convert '" + (models / r.model).string() + "' --outfile '" +
                                  out.string() + "' --outtype " + r.outtype + " --model-name 'minfer convert test' -f";
         ASSERT_EQ(std::system((base + " --dry-run --json > '" + (tmp / "plan.json").string() + "'").c_str()), 0);

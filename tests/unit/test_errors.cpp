@@ -95,7 +95,7 @@ TEST(ErrorIds, EveryLibraryNamesItsOwnCodes) {
     EXPECT_EQ(names_of(minfer::convert::error_domain_id),
               (std::vector<std::string_view>{"bad_safetensors", "unsupported_dtype", "bad_model_config",
                                              "bad_checkpoint_index", "unsupported_architecture", "no_weights",
-                                             "bad_tokenizer", "unsupported_tokenizer", "bad_tensor"}));
+                                             "bad_tokenizer", "unsupported_tokenizer", "bad_tensor", "bad_model_card"}));
     EXPECT_EQ(to_string(minfer::convert::codes::bad_safetensors), "bad_safetensors");
     EXPECT_EQ(find_error_domain(minfer::convert::error_domain_id)->library, "convert");
 #endif

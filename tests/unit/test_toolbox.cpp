@@ -84,7 +84,7 @@ TEST(ToolboxExitCode, ParseFailuresAreInvalidFilesAndRequestsAreNot) {
 TEST(ToolboxExitCode, ACheckpointsCodesAreInvalidInputsOrRequests) {
     namespace cc = minfer::convert::codes;
     for (errc c : {cc::bad_safetensors, cc::bad_model_config, cc::bad_checkpoint_index, cc::no_weights,
-                   cc::bad_tokenizer, cc::bad_tensor}) {
+                   cc::bad_tokenizer, cc::bad_tensor, cc::bad_model_card}) {
         EXPECT_EQ(tb::kind_of(c), tb::error_kind::invalid_file) << minfer::gguf::to_string(c);
         EXPECT_EQ(tb::exit_code_for(c), 1) << minfer::gguf::to_string(c);
         EXPECT_FALSE(tb::is_parse_failure(c)) << minfer::gguf::to_string(c);

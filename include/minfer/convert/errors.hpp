@@ -78,6 +78,17 @@ inline constexpr gguf::errc unsupported_tokenizer = gguf::make_code(error_domain
 /// sizes), two tensors of one GGUF name; file = its shard, offset = its header entry, subject = its
 /// name, detail = why
 inline constexpr gguf::errc bad_tensor = gguf::make_code(error_domain_id, 9);
+/// README.md or generation_config.json holding what convert_hf_to_gguf.py fails on when it reads the
+/// general.* metadata (model_metadata.hpp): README.md not UTF-8, its YAML front matter not YAML (a second
+/// document, a list or mapping as a key, a character the YAML reader refuses, an invalid date) or a value of
+/// the wrong type where the reference writes one (a number as the version, a license list of non-strings,
+/// tags of mixed types); generation_config.json not UTF-8, JSON that is not an object, a sampling value of
+/// the wrong type or beyond 32 bits. Also what is not read here although the reference reads it: YAML
+/// anchors, aliases, merge keys and explicit tags, tags or languages of floats, booleans or lists; either
+/// file larger than 16 MiB; a --outfile template field other than {ftype}/{outtype}/{FTYPE}/{OUTTYPE}/{}.
+/// file = the file, subject = the key (or the key path in the YAML), offset = the JSON value's byte or the
+/// README's (0 for YAML: detail gives the line), detail = why
+inline constexpr gguf::errc bad_model_card = gguf::make_code(error_domain_id, 10);
 }  // namespace codes
 
 /// This library's codes as the loader's to_string and error::description see them.

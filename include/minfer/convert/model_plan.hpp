@@ -33,6 +33,7 @@
 #include "minfer/convert/checkpoint.hpp"
 #include "minfer/convert/hf_config.hpp"
 #include "minfer/convert/hyperparameters.hpp"
+#include "minfer/convert/model_metadata.hpp"
 #include "minfer/convert/vocab_keys.hpp"
 #include "minfer/gguf/result.hpp"
 #include "minfer/gguf/types.hpp"
@@ -94,10 +95,6 @@ gguf::result<model_plan> plan_conversion(const std::filesystem::path& directory,
 
 /// The parameter counts gguf-py's writer reports for `tensors` (get_total_parameter_count): total,
 /// shared, expert (per expert), and the expert count summed over expert tensors / their number.
-struct parameter_totals {
-    std::uint64_t total = 0, shared = 0, expert = 0;
-    std::uint64_t expert_count = 0;
-};
-parameter_totals count_parameters(const std::vector<planned_tensor>& tensors) noexcept;
+parameter_counts count_parameters(const std::vector<planned_tensor>& tensors) noexcept;
 
 }  // namespace minfer::convert
