@@ -8,6 +8,7 @@
 #include <cstring>
 #include <vector>
 
+#include "half_rows.hpp"
 #include "minfer/convert/errors.hpp"
 #include "minfer/quant/dequantize.hpp"
 #include "minfer/quant/quantize.hpp"
@@ -151,6 +152,9 @@ struct tensor_stream::state {
         const std::span<std::byte> dst = std::span<std::byte>(bytes).first(n * row_bytes);
         if (t->type == gguf::tensor_type::f32) {
             std::memcpy(dst.data(), values.data(), dst.size());
+        } else if (t->type == gguf::tensor_type::f16) {
+            // numpy's conversion (gguf-py's), not ggml's: they differ on NaN payloads
+            detail::f32_to_f16_numpy_row(values.data(), dst.data(), n * row_values);
         } else {
             auto q = quant::quantize_rows(t->type, std::span<const float>(values).first(n * row_values),
                                           static_cast<std::int64_t>(row_values), {}, dst);
