@@ -22,6 +22,9 @@
 
 #include "minfer/check/digest.hpp"
 #include "minfer/convert/errors.hpp"
+#include "minfer/gguf/model.hpp"
+#include "minfer/gguf_write/merge.hpp"
+#include "minfer/gguf_write/model_source.hpp"
 #include "minfer/toolbox/convert.hpp"
 #include "scratch_dir.hpp"
 
@@ -155,6 +158,43 @@ TEST(ConvertOutputs, RefusalsWriteNothing) {
     EXPECT_EQ(r.error().code, minfer::convert::codes::bad_tensor) << r.error().message();
     EXPECT_NE(r.error().message().find("intermediate_size 96"), std::string::npos) << r.error().message();
     EXPECT_FALSE(fs::exists(rq.output));
+}
+
+
+// Split output in the same pass: every part within the limit, loadable as a set, and merged back
+// into one file it is the reference's file byte for byte.
+TEST(ConvertOutputs, ASplitSetMergesIntoTheReferencesFile) {
+    REQUIRE_MODELS(models);
+    minfer::test_support::temp_dir tmp;
+    for (const reference_row& r : reference_rows()) {
+        if (!((r.model == "Tiny-Qwen3-MoE" && r.outtype == "q8_0") || (r.model == "Tiny-Llama-SPM" && r.outtype == "f16"))) continue;
+        SCOPED_TRACE(r.model + " --outtype " + r.outtype);
+        tb::convert_request rq;
+        rq.input = models / r.model;
+        rq.output = tmp / (r.model + ".gguf");
+        rq.outtype = r.outtype;
+        rq.model_name = "minfer convert test";
+        rq.split_max_tensors = 7;
+        auto rep = tb::convert(rq);
+        ASSERT_TRUE(rep.has_value()) << rep.error().message();
+        ASSERT_GE(rep->outputs.size(), 3u);
+        for (const auto& o : rep->outputs) {
+            EXPECT_LE(o.tensor_count, 7u);
+            EXPECT_EQ(fs::file_size(o.path), o.file_size);
+        }
+        auto set = minfer::gguf::model::open(rep->outputs.front().path);
+        ASSERT_TRUE(set.has_value()) << set.error().message();
+        ASSERT_TRUE(minfer::gguf::check_merge(*set).has_value());
+        auto src = minfer::gguf::model_source::open(*set);
+        ASSERT_TRUE(src.has_value());
+        auto w = minfer::gguf::merge_writer(*set, *src);
+        ASSERT_TRUE(w.has_value());
+        const fs::path merged = tmp / "merged.gguf";
+        ASSERT_TRUE(w->write(merged).has_value());
+        EXPECT_EQ(sha256_of(merged), r.sha256);
+        for (const auto& o : rep->outputs) fs::remove(o.path);
+        fs::remove(merged);
+    }
 }
 
 }  // namespace
