@@ -9,7 +9,7 @@
 
 #include "bpe_tokenizer_data.hpp"
 #include "minfer/convert/errors.hpp"
-#include "minfer/gguf/read_capped.hpp"
+#include "capped_file.hpp"
 
 namespace minfer::convert {
 
@@ -527,22 +527,8 @@ gguf::result<bpe_tokenizer> bpe_tokenizer::parse(std::string_view text, std::str
 }
 
 gguf::result<bpe_tokenizer> bpe_tokenizer::read(const std::filesystem::path& path) noexcept {
-    auto text = gguf::read_capped(path, tokenizer_json_max_bytes, codes::bad_tokenizer);
-    if (!text) {
-        gguf::error e = std::move(text).error();
-        try {
-            if (e.code == codes::bad_tokenizer) {
-                e.where = gguf::section::file;
-                e.detail = "larger than " + std::to_string(tokenizer_json_max_bytes) + " bytes";
-            } else if (e.code == gguf::errc::io_error && e.sys_errno == ENOENT) {
-                e.code = codes::bad_tokenizer;  // a byte-level BPE checkpoint without its tokenizer
-                e.where = gguf::section::file;
-                e.detail = "the file is missing";
-            }
-        } catch (...) {
-        }
-        return gguf::unexpected(std::move(e));
-    }
+    auto text = detail::read_capped_file(path, tokenizer_json_max_bytes, codes::bad_tokenizer, detail::when_missing::refuse);
+    if (!text) return gguf::unexpected(std::move(text).error());
     try {
         return parse(*text, path.string());
     } catch (...) {

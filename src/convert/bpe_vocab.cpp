@@ -15,7 +15,7 @@
 #include "minfer/convert/bpe_tokenizer.hpp"
 #include "minfer/convert/errors.hpp"
 #include "minfer/convert/pre_tokenizer.hpp"
-#include "minfer/gguf/read_capped.hpp"
+#include "capped_file.hpp"
 
 namespace minfer::convert {
 
@@ -23,12 +23,12 @@ namespace {
 
 constexpr std::uint64_t side_file_max_bytes = 16u << 20;  // tokenizer_config.json, chat templates
 
-struct vocab_failure {
+struct convert_failure {
     gguf::error e;
 };
 
 [[noreturn]] void fail(gguf::errc code, std::string file, std::uint64_t offset, std::string_view subject, std::string detail) {
-    vocab_failure f;
+    convert_failure f;
     f.e.code = code;
     f.e.where = gguf::section::metadata;
     f.e.file = std::move(file);
@@ -39,7 +39,7 @@ struct vocab_failure {
 }
 
 [[noreturn]] void rethrow(gguf::error e) {
-    vocab_failure f;
+    convert_failure f;
     f.e = std::move(e);
     throw f;
 }
@@ -48,12 +48,8 @@ struct vocab_failure {
 std::optional<std::string> read_side_file(const std::filesystem::path& path) {
     std::error_code ec;
     if (!std::filesystem::is_regular_file(path, ec)) return std::nullopt;
-    auto text = gguf::read_capped(path, side_file_max_bytes, codes::bad_tokenizer);
-    if (!text) {
-        gguf::error e = std::move(text).error();
-        if (e.code == codes::bad_tokenizer) e.detail = "larger than " + std::to_string(side_file_max_bytes) + " bytes";
-        rethrow(std::move(e));
-    }
+    auto text = detail::read_capped_file(path, side_file_max_bytes, codes::bad_tokenizer);
+    if (!text) rethrow(std::move(text).error());
     return *std::move(text);
 }
 
@@ -534,7 +530,7 @@ gguf::result<std::vector<vocab_key>> bpe_vocab(const std::filesystem::path& dir,
                                               const bpe_vocab_options& options) noexcept {
     try {
         return vocab_builder(dir, config, options).build();
-    } catch (vocab_failure& f) {
+    } catch (convert_failure& f) {
         return gguf::unexpected(std::move(f.e));
     } catch (...) {
         return gguf::unexpected(gguf::out_of_memory_error("building the vocabulary"));

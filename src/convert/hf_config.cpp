@@ -10,8 +10,8 @@
 
 #include "json_tree.hpp"
 #include "minfer/convert/errors.hpp"
-#include "minfer/gguf/read_capped.hpp"
 #include "minfer/gguf/text.hpp"
+#include "capped_file.hpp"
 
 namespace minfer::convert {
 
@@ -436,22 +436,8 @@ gguf::result<hf_config> parse_hf_config(std::string_view text, std::string file)
 }
 
 gguf::result<hf_config> read_hf_config(const std::filesystem::path& path) noexcept {
-    auto text = gguf::read_capped(path, hf_config_max_bytes, codes::bad_model_config);
-    if (!text) {
-        gguf::error e = std::move(text).error();
-        try {
-            if (e.code == codes::bad_model_config) {
-                e.where = gguf::section::file;
-                e.detail = "larger than " + std::to_string(hf_config_max_bytes) + " bytes";
-            } else if (e.code == gguf::errc::io_error && e.sys_errno == ENOENT) {
-                e.code = codes::bad_model_config;  // a checkpoint without its config: the checkpoint is incomplete
-                e.where = gguf::section::file;
-                e.detail = "the file is missing";
-            }
-        } catch (...) {
-        }
-        return gguf::unexpected(std::move(e));
-    }
+    auto text = detail::read_capped_file(path, hf_config_max_bytes, codes::bad_model_config, detail::when_missing::refuse);
+    if (!text) return gguf::unexpected(std::move(text).error());
     try {
         return parse_hf_config(*text, path.string());
     } catch (...) {

@@ -144,7 +144,7 @@ private:
 gguf::result<std::vector<vocab_key>> hyperparameter_keys(const hf_config& config, conversion_file_type file_type) noexcept {
     try {
         return keys_builder(config, file_type).build();
-    } catch (detail::vocab_failure& f) {
+    } catch (detail::convert_failure& f) {
         return gguf::unexpected(std::move(f.e));
     } catch (...) {
         return gguf::unexpected(gguf::out_of_memory_error("the hyperparameter keys"));

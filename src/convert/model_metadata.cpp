@@ -18,9 +18,9 @@
 #include "model_card.hpp"
 #include "minfer/convert/architecture.hpp"
 #include "minfer/convert/errors.hpp"
-#include "minfer/gguf/read_capped.hpp"
 #include "minfer/gguf/text.hpp"
-#include "tokenizer_files.hpp"  // is_file, valid_utf8, vocab_failure
+#include "capped_file.hpp"
+#include "tokenizer_files.hpp"  // is_file, valid_utf8, convert_failure
 
 namespace minfer::convert {
 namespace {
@@ -707,15 +707,8 @@ private:
 
 std::optional<std::string> read_small(const std::filesystem::path& p) {
     if (!detail::is_file(p)) return std::nullopt;
-    auto text = gguf::read_capped(p, model_card_max_bytes, codes::bad_model_card);
-    if (!text) {
-        detail::vocab_failure f{std::move(text).error()};
-        if (f.e.code == codes::bad_model_card) {
-            f.e.where = gguf::section::file;
-            f.e.detail = "larger than " + std::to_string(model_card_max_bytes) + " bytes (the most read)";
-        }
-        throw f;
-    }
+    auto text = detail::read_capped_file(p, model_card_max_bytes, codes::bad_model_card);
+    if (!text) throw detail::convert_failure{std::move(text).error()};
     return std::move(*text);
 }
 
@@ -907,7 +900,7 @@ void generation_config(const std::filesystem::path& dir, std::vector<vocab_key>&
     std::optional<std::string> raw;
     try {
         raw = read_small(p);
-    } catch (detail::vocab_failure& f) {
+    } catch (detail::convert_failure& f) {
         if (f.e.code == gguf::errc::io_error) return;  // the reference's `except IOError`: ignored
         throw;
     }
@@ -1059,7 +1052,7 @@ gguf::result<std::vector<vocab_key>> general_metadata(const std::filesystem::pat
         card_reader w(keys, card, readme.string());
         write_card_fields(w, m);
         return keys;
-    } catch (detail::vocab_failure& f) {
+    } catch (detail::convert_failure& f) {
         return gguf::unexpected(std::move(f.e));
     } catch (const std::bad_alloc&) {
         return gguf::unexpected(gguf::out_of_memory_error("the model's metadata"));
@@ -1078,7 +1071,7 @@ gguf::result<std::vector<vocab_key>> model_card_metadata(std::string_view readme
         card_reader w(keys, card, file);
         write_card_fields(w, m);
         return keys;
-    } catch (detail::vocab_failure& f) {
+    } catch (detail::convert_failure& f) {
         return gguf::unexpected(std::move(f.e));
     } catch (const std::bad_alloc&) {
         return gguf::unexpected(gguf::out_of_memory_error("the model card"));

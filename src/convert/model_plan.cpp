@@ -19,9 +19,9 @@ namespace minfer::convert {
 namespace {
 
 using detail::fail_file;
-using detail::vocab_failure;
+using detail::convert_failure;
 
-[[noreturn]] void rethrow(gguf::error e) { throw vocab_failure{std::move(e)}; }
+[[noreturn]] void rethrow(gguf::error e) { throw convert_failure{std::move(e)}; }
 
 bool ends_with(std::string_view s, std::string_view suffix) noexcept {
     return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
@@ -407,7 +407,7 @@ parameter_counts count_parameters(const std::vector<planned_tensor>& tensors) no
 gguf::result<model_plan> plan_conversion(const std::filesystem::path& directory, const conversion_options& options) noexcept {
     try {
         return planner(directory, options).run();
-    } catch (vocab_failure& f) {
+    } catch (convert_failure& f) {
         return gguf::unexpected(std::move(f.e));
     } catch (...) {
         return gguf::unexpected(gguf::out_of_memory_error("planning the conversion"));

@@ -11,8 +11,8 @@
 #include <unordered_map>
 
 #include "minfer/convert/errors.hpp"
-#include "minfer/gguf/read_capped.hpp"
 #include "minfer/gguf/text.hpp"
+#include "capped_file.hpp"
 
 namespace minfer::convert {
 
@@ -615,18 +615,8 @@ gguf::result<sentencepiece_model> parse_sentencepiece_model(std::span<const std:
 }
 
 gguf::result<sentencepiece_model> read_sentencepiece_model(const std::filesystem::path& path) noexcept {
-    auto text = gguf::read_capped(path, sentencepiece_model_max_bytes, codes::bad_tokenizer);
-    if (!text) {
-        gguf::error e = std::move(text).error();
-        if (e.code == codes::bad_tokenizer) {
-            e.where = gguf::section::file;
-            try {
-                e.detail = "larger than " + std::to_string(sentencepiece_model_max_bytes) + " bytes";
-            } catch (...) {
-            }
-        }
-        return gguf::unexpected(std::move(e));
-    }
+    auto text = detail::read_capped_file(path, sentencepiece_model_max_bytes, codes::bad_tokenizer);
+    if (!text) return gguf::unexpected(std::move(text).error());
     try {
         return parse_sentencepiece_model(std::as_bytes(std::span(text->data(), text->size())), path.string());
     } catch (...) {

@@ -4,7 +4,7 @@
 // add_bos/add_eos/add_sep from tokenizer_config.json, the chat template from tokenizer_config.json,
 // chat_template.jinja (+ additional_chat_templates/) or chat_template.json. The rules and the order of
 // the keys are in minfer/convert/spm_vocab.hpp (step 3). Internal to minfer::convert; throws
-// vocab_failure and std::bad_alloc.
+// convert_failure and std::bad_alloc.
 #include <cstdint>
 #include <filesystem>
 #include <optional>

@@ -107,7 +107,7 @@ public:
         if (llama && tokenizer_config_) llama_tokenizer_config();
 
         auto model = read_sentencepiece_model(dir_ / sentencepiece_model_file_name);
-        if (!model) throw detail::vocab_failure{std::move(model).error()};
+        if (!model) throw detail::convert_failure{std::move(model).error()};
         v_.pieces = model->size();
         const std::uint32_t n_vocab = vocab_size();
         pieces(*model, n_vocab);
@@ -299,7 +299,7 @@ gguf::result<spm_vocab> build_spm_vocab(const std::filesystem::path& directory, 
         spm_vocab v;
         vocab_builder(directory, config, v).build();
         return v;
-    } catch (detail::vocab_failure& f) {
+    } catch (detail::convert_failure& f) {
         return gguf::unexpected(std::move(f.e));
     } catch (...) {  // std::bad_alloc
         return gguf::unexpected(gguf::out_of_memory_error("building a SentencePiece vocabulary"));

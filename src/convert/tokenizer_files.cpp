@@ -4,14 +4,14 @@
 #include <sys/stat.h>
 
 #include "minfer/convert/errors.hpp"
-#include "minfer/gguf/read_capped.hpp"
 #include "minfer/gguf/text.hpp"
+#include "capped_file.hpp"
 
 namespace minfer::convert::detail {
 
 void fail_file(gguf::errc code, std::string file, std::uint64_t offset, std::string_view subject, std::string detail,
                gguf::section where, std::uint64_t expected, std::uint64_t found) {
-    vocab_failure f;
+    convert_failure f;
     f.e.code = code;
     f.e.where = where;
     f.e.file = std::move(file);
@@ -46,14 +46,9 @@ bool valid_utf8(std::string_view s) noexcept {
 namespace {
 
 std::string read_whole(const std::filesystem::path& p, std::uint64_t cap) {
-    auto text = gguf::read_capped(p, cap, codes::bad_tokenizer);
-    if (text) return std::move(*text);
-    vocab_failure f{std::move(text).error()};
-    if (f.e.code == codes::bad_tokenizer) {
-        f.e.where = gguf::section::file;
-        f.e.detail = "larger than " + std::to_string(cap) + " bytes";
-    }
-    throw f;
+    auto text = read_capped_file(p, cap, codes::bad_tokenizer);
+    if (!text) throw convert_failure{std::move(text).error()};
+    return std::move(*text);
 }
 
 }  // namespace

@@ -4,8 +4,9 @@
 // files (Path.is_file(): a directory or a dangling link of that name counts as absent), as UTF-8, JSON
 // through this library's one JSON reader (json_tree.hpp). Internal to minfer::convert.
 //
-// Failures are thrown as vocab_failure (a gguf::error) inside the vocabulary code only; its public
-// functions turn them into results.
+// Failures are thrown as convert_failure (a gguf::error) inside the library's readers and planners
+// (the vocabularies, the hyperparameters, the model card, the plan); their public functions turn them
+// into results.
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -19,7 +20,8 @@
 
 namespace minfer::convert::detail {
 
-struct vocab_failure {
+/// A failure thrown inside minfer::convert and caught at its public functions' boundary.
+struct convert_failure {
     gguf::error e;
 };
 
@@ -40,7 +42,7 @@ struct json_file {
     json_value root() const noexcept { return json_access::view(tree.get(), 0); }
 };
 
-/// `p` when it is a file: read (at most `cap` bytes) and parsed. Absent otherwise. Throws vocab_failure
+/// `p` when it is a file: read (at most `cap` bytes) and parsed. Absent otherwise. Throws convert_failure
 /// (codes::bad_tokenizer: not JSON, too large; io_error) and std::bad_alloc.
 std::optional<json_file> read_json_if_file(const std::filesystem::path& p, std::uint64_t cap);
 
