@@ -22,6 +22,7 @@
 #include <span>
 #include <thread>
 
+#include "../convert/checkpoint_writer.hpp"
 #include "minfer/gguf_write/writer.hpp"
 #include "toolbox_support.hpp"
 
@@ -348,4 +349,22 @@ TEST(KilledMidWrite, QuantizeKeepSplit) {
 }
 
 }  // namespace
+
+// convert: a checkpoint (tests/convert/checkpoint_writer.hpp, 4.6 MB of F32) to F16 (tensor_streams
+// written by the writer), to Q4_K_M (the one-pass quantization) and to a split set.
+TEST(KilledMidWrite, Convert) {
+    temp_dir in("kill_convert_input");
+    const fs::path ckpt = minfer::test::write_llama_checkpoint(in / "Tiny-Llama", false);
+    const std::vector<fs::path> files{ckpt / "config.json", ckpt / "tokenizer.model", ckpt / "model.safetensors"};
+    temp_dir out("kill_convert");
+    const fs::path o = out / "converted.gguf";
+    kill_at_various_moments({{"convert", ckpt.string(), "-o", o.string(), "--outtype", "f16", "--quiet"}, {o}, files}, out.path());
+    kill_at_various_moments({{"convert", ckpt.string(), "-o", o.string(), "--outtype", "Q4_K_M", "-t", "1", "--quiet"}, {o}, files},
+                            out.path());
+    kill_at_various_moments({{"convert", ckpt.string(), "-o", o.string(), "--outtype", "q8_0", "--split-max-tensors", "8", "--quiet"},
+                             part_paths(out / "converted", 3),
+                             files},
+                            out.path());
+}
+
 }  // namespace minfer_toolbox_test

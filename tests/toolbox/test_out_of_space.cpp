@@ -12,6 +12,7 @@
 #include <span>
 #include <stdexcept>
 
+#include "../convert/checkpoint_writer.hpp"
 #include "minfer/gguf_write/writer.hpp"
 #include "toolbox_support.hpp"
 
@@ -286,4 +287,20 @@ TEST(OutOfSpace, QuantizeSplitToAFullDiskLeavesNoPart) {
 }
 
 }  // namespace
+
+// convert: the checkpoint on the real disk, the output on the full one (4 MB into 256 KiB).
+TEST(OutOfSpace, ConvertToAFullDiskWritesNothing) {
+    MINFER_REQUIRE_TMPFS(t);
+    const fs::path ckpt = minfer::test::write_llama_checkpoint(t.disk() / "Tiny-Llama", false);
+    std::ofstream(t.path() / "keep.txt") << "was here\n";
+    const auto before = list_dir(t.path());
+    for (const char* type : {"f16", "Q4_K_M"}) {
+        const fs::path out = t.path() / "out.gguf";
+        const run_result r = run({"convert", ckpt.string(), "-o", out.string(), "--outtype", type, "--quiet"});
+        EXPECT_EQ(r.rc, 3) << type << ": " << r.err;
+        expect_says_disk_full(r.err);
+        EXPECT_EQ(list_dir(t.path()), before) << type << ": left behind: " << joined(list_dir(t.path()));
+    }
+}
+
 }  // namespace minfer_toolbox_test
