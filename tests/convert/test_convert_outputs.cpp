@@ -26,6 +26,7 @@
 #include "minfer/gguf_write/merge.hpp"
 #include "minfer/gguf_write/model_source.hpp"
 #include "minfer/toolbox/convert.hpp"
+#include "checkpoint_writer.hpp"
 #include "scratch_dir.hpp"
 
 namespace {
@@ -195,6 +196,30 @@ TEST(ConvertOutputs, ASplitSetMergesIntoTheReferencesFile) {
         for (const auto& o : rep->outputs) fs::remove(o.path);
         fs::remove(merged);
     }
+}
+
+
+int exit_code_of(const std::string& command) {
+    const int status = std::system((command + " > /dev/null 2>&1").c_str());
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// The documented exit codes (docs/CLI.md): 0 written, 1 an invalid checkpoint or one not converted
+// here, 2 usage, with a checkpoint written by the test (no environment needed).
+TEST(ConvertCommand, ExitCodes) {
+    minfer::test_support::temp_dir tmp;
+    const fs::path ckpt = minfer::test::write_llama_checkpoint(tmp / "Tiny-Llama", false);
+    const std::string cli = std::string(MINFER_CLI) + " convert ";
+    const std::string out = (tmp / "out.gguf").string();
+    EXPECT_EQ(exit_code_of(cli + ckpt.string() + " -o " + out + " --outtype q8_0 --quiet"), 0);
+    EXPECT_EQ(exit_code_of(cli + ckpt.string() + " -o " + out + " --outtype q8_0 --quiet"), 2);  // exists, no --force
+    EXPECT_EQ(exit_code_of(cli + ckpt.string() + " -o " + out + " --outtype q9 -f"), 2);         // not a type
+    EXPECT_EQ(exit_code_of(cli + ckpt.string() + " -o " + out + " --imatrix x.gguf --outtype f16 -f"), 2);
+    EXPECT_EQ(exit_code_of(cli + (tmp / "nowhere").string() + " -o " + out + " -f"), 1);          // no config.json
+    fs::remove(ckpt / "model.safetensors");
+    EXPECT_EQ(exit_code_of(cli + ckpt.string() + " -o " + out + " -f"), 1);                      // no weights
+    std::ofstream(ckpt / "config.json") << R"({"architectures": ["MixtralForCausalLM"]})";
+    EXPECT_EQ(exit_code_of(cli + ckpt.string() + " -o " + out + " -f"), 1);                      // not converted here
 }
 
 }  // namespace
