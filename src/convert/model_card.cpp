@@ -12,6 +12,7 @@
 #include <sstream>
 #include <utility>
 
+#include "../common/pyyaml_scalars.hpp"
 #include "minfer/gguf/text.hpp"
 
 namespace minfer::convert::detail {
@@ -27,6 +28,8 @@ const py_node* py_tree::get(const py_node& d, std::string_view key) const noexce
 
 namespace {
 
+using namespace minfer::detail::pyyaml;  // hex_code_point, digit, is_int11, is_float11, bool_word, …
+
 struct refusal {
     card_failure why;
 };
@@ -35,13 +38,6 @@ struct refusal {
     throw refusal{card_failure{offset, std::move(subject), std::move(detail)}};
 }
 
-std::string hex_code_point(std::uint32_t cp) {
-    static constexpr char digits[] = "0123456789ABCDEF";
-    std::string s = "U+";
-    const int width = cp > 0xFFFF ? 6 : 4;
-    for (int i = width - 1; i >= 0; --i) s += digits[(cp >> (4 * i)) & 0xF];
-    return s;
-}
 
 // Decode the code point at i (the text is valid UTF-8); sets n to its length.
 std::uint32_t code_point_at(std::string_view s, std::size_t i, std::size_t& n) noexcept {
@@ -68,88 +64,6 @@ void check_printable(std::string_view t) {
 }
 
 // ---- PyYAML's implicit resolvers (YAML 1.1, yaml/resolver.py) and constructors, by hand ----
-
-bool digit(char c) { return c >= '0' && c <= '9'; }
-
-bool bool_word(std::string_view s, bool& value) {
-    static constexpr std::array<std::string_view, 9> yes{"yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON"};
-    static constexpr std::array<std::string_view, 9> no{"no", "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF"};
-    if (std::find(yes.begin(), yes.end(), s) != yes.end()) return value = true, true;
-    if (std::find(no.begin(), no.end(), s) != no.end()) return value = false, true;
-    return false;
-}
-
-std::size_t digits_us(std::string_view s, std::size_t k) {
-    while (k < s.size() && (digit(s[k]) || s[k] == '_')) ++k;
-    return k;
-}
-
-// (:[0-5]?[0-9])+ from k: the end, npos without a group
-std::size_t sexagesimal_groups(std::string_view s, std::size_t k) {
-    std::size_t groups = 0;
-    while (k < s.size() && s[k] == ':') {
-        std::size_t j = k + 1;
-        if (j + 1 < s.size() && s[j] >= '0' && s[j] <= '5' && digit(s[j + 1]))
-            j += 2;
-        else if (j < s.size() && digit(s[j]))
-            j += 1;
-        else
-            break;
-        k = j;
-        ++groups;
-    }
-    return groups > 0 ? k : std::string_view::npos;
-}
-
-std::size_t exponent(std::string_view s, std::size_t k) {
-    if (k >= s.size() || (s[k] != 'e' && s[k] != 'E')) return k;
-    if (k + 1 >= s.size() || (s[k + 1] != '-' && s[k + 1] != '+')) return std::string_view::npos;
-    std::size_t j = k + 2;
-    const std::size_t d = j;
-    while (j < s.size() && digit(s[j])) ++j;
-    return j > d ? j : std::string_view::npos;
-}
-
-bool is_int11(std::string_view s) {
-    std::size_t k = 0;
-    if (k < s.size() && (s[k] == '-' || s[k] == '+')) ++k;
-    const std::string_view r = s.substr(k);
-    if (r.empty()) return false;
-    auto all = [&](std::size_t from, auto pred) {
-        if (from >= r.size()) return false;
-        for (std::size_t j = from; j < r.size(); ++j)
-            if (!pred(r[j])) return false;
-        return true;
-    };
-    if (r.starts_with("0b")) return all(2, [](char c) { return c == '0' || c == '1' || c == '_'; });
-    if (r.starts_with("0x"))
-        return all(2, [](char c) { return digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F') || c == '_'; });
-    if (r == "0") return true;
-    if (r[0] == '0') return all(1, [](char c) { return (c >= '0' && c <= '7') || c == '_'; });
-    if (r[0] < '1' || r[0] > '9') return false;
-    const std::size_t e = digits_us(r, 1);
-    if (e == r.size()) return true;
-    return sexagesimal_groups(r, e) == r.size();
-}
-
-bool is_float11(std::string_view s) {
-    if (s == ".nan" || s == ".NaN" || s == ".NAN") return true;
-    std::size_t k = 0;
-    const bool sign = k < s.size() && (s[k] == '-' || s[k] == '+');
-    if (sign) ++k;
-    const std::string_view r = s.substr(k);
-    if (r == ".inf" || r == ".Inf" || r == ".INF") return true;
-    if (r.empty()) return false;
-    if (r[0] == '.') {
-        if (sign || r.size() < 2 || !digit(r[1])) return false;
-        return exponent(r, digits_us(r, 2)) == r.size();
-    }
-    if (!digit(r[0])) return false;
-    const std::size_t e = digits_us(r, 1);
-    if (e < r.size() && r[e] == '.') return exponent(r, digits_us(r, e + 1)) == r.size();
-    const std::size_t g = sexagesimal_groups(r, e);
-    return g != std::string_view::npos && g < r.size() && r[g] == '.' && digits_us(r, g + 1) == r.size();
-}
 
 int days_in_month(int y, int m) {
     static constexpr std::array<int, 12> days{31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
