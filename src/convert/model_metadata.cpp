@@ -712,30 +712,6 @@ std::optional<std::string> read_small(const std::filesystem::path& p) {
     return std::move(*text);
 }
 
-void require_utf8(const std::string& raw, const std::filesystem::path& p) {
-    for (std::size_t i = 0; i < raw.size();) {
-        const std::size_t n = gguf::utf8_length_at(raw, i);
-        if (n == 0)
-            fail(p.string(), i, "", "not valid UTF-8 at byte " + std::to_string(i) + " (the reference reads it as UTF-8 text)",
-                 gguf::section::file);
-        i += n;
-    }
-}
-
-std::string universal_newlines(const std::string& raw) {
-    std::string text;
-    text.reserve(raw.size());
-    for (std::size_t i = 0; i < raw.size(); ++i) {
-        if (raw[i] != '\r') {
-            text += raw[i];
-            continue;
-        }
-        text += '\n';
-        if (i + 1 < raw.size() && raw[i + 1] == '\n') ++i;
-    }
-    return text;
-}
-
 // Metadata.load_model_card into a tree (empty: {}); errors name `file`.
 void load_model_card(std::string_view text, const std::string& file, py_tree& tree) {
     detail::card_failure why;
@@ -905,7 +881,7 @@ void generation_config(const std::filesystem::path& dir, std::vector<vocab_key>&
         throw;
     }
     if (!raw) return;
-    require_utf8(*raw, p);
+    detail::require_utf8(*raw, p.string(), codes::bad_model_card, gguf::section::file);
     auto tree = std::make_shared<detail::json_tree>();
     detail::json_failure failure;
     if (!detail::build_json_tree(*raw, 0, detail::json_tree_limits{}, *tree, failure)) {
@@ -1029,8 +1005,8 @@ gguf::result<std::vector<vocab_key>> general_metadata(const std::filesystem::pat
         const std::filesystem::path readme = model_dir / "README.md";
         if (detail::is_directory(model_dir)) {
             if (std::optional<std::string> raw = read_small(readme)) {
-                require_utf8(*raw, readme);
-                load_model_card(universal_newlines(*raw), readme.string(), card);
+                detail::require_utf8(*raw, readme.string(), codes::bad_model_card, gguf::section::file);
+                load_model_card(detail::universal_newlines(*raw), readme.string(), card);
             }
         }
         metadata m;
@@ -1063,9 +1039,9 @@ gguf::result<std::vector<vocab_key>> model_card_metadata(std::string_view readme
     try {
         std::vector<vocab_key> keys;
         std::string raw(readme_text);
-        require_utf8(raw, file);
+        detail::require_utf8(raw, file, codes::bad_model_card, gguf::section::file);
         py_tree card;
-        load_model_card(universal_newlines(raw), file, card);
+        load_model_card(detail::universal_newlines(raw), file, card);
         metadata m;
         card_heuristics(card, 0, m);
         card_reader w(keys, card, file);

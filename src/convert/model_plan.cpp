@@ -79,7 +79,7 @@ private:
             const std::string h = lower(hint);
             rerank = rerank || h.find("qwen3-reranker") != std::string::npos || h.find("qwen3-vl-reranker") != std::string::npos;
         }
-        if (auto readme = detail::read_text_if_file(dir_ / "README.md", std::uint64_t{16} << 20)) {
+        if (auto readme = detail::read_text_if_file(dir_ / "README.md", model_card_max_bytes, codes::bad_model_card)) {
             const std::string r = lower(*readme);
             rerank = rerank || r.find("# qwen3-reranker") != std::string::npos || r.find("# qwen3-vl-reranker") != std::string::npos;
         }

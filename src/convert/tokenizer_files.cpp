@@ -45,8 +45,8 @@ bool valid_utf8(std::string_view s) noexcept {
 
 namespace {
 
-std::string read_whole(const std::filesystem::path& p, std::uint64_t cap) {
-    auto text = read_capped_file(p, cap, codes::bad_tokenizer);
+std::string read_whole(const std::filesystem::path& p, std::uint64_t cap, gguf::errc code = codes::bad_tokenizer) {
+    auto text = read_capped_file(p, cap, code);
     if (!text) throw convert_failure{std::move(text).error()};
     return std::move(*text);
 }
@@ -65,16 +65,15 @@ std::optional<json_file> read_json_if_file(const std::filesystem::path& p, std::
     return json_file{p.string(), std::move(tree)};
 }
 
-std::optional<std::string> read_text_if_file(const std::filesystem::path& p, std::uint64_t cap) {
-    if (!is_file(p)) return std::nullopt;
-    const std::string raw = read_whole(p, cap);
+void require_utf8(std::string_view raw, const std::string& file, gguf::errc code, gguf::section where) {
     for (std::size_t i = 0; i < raw.size();) {
         const std::size_t n = gguf::utf8_length_at(raw, i);
-        if (n == 0)
-            fail_file(codes::bad_tokenizer, p.string(), i, "",
-                      "not valid UTF-8 at byte " + std::to_string(i) + " (the reference reads it as UTF-8 text)");
+        if (n == 0) fail_file(code, file, i, "", "not valid UTF-8 at byte " + std::to_string(i) + " (the reference reads it as UTF-8 text)", where);
         i += n;
     }
+}
+
+std::string universal_newlines(std::string_view raw) {
     std::string text;
     text.reserve(raw.size());
     for (std::size_t i = 0; i < raw.size(); ++i) {
@@ -86,6 +85,13 @@ std::optional<std::string> read_text_if_file(const std::filesystem::path& p, std
         if (i + 1 < raw.size() && raw[i + 1] == '\n') ++i;
     }
     return text;
+}
+
+std::optional<std::string> read_text_if_file(const std::filesystem::path& p, std::uint64_t cap, gguf::errc code) {
+    if (!is_file(p)) return std::nullopt;
+    const std::string raw = read_whole(p, cap, code);
+    require_utf8(raw, p.string(), code);
+    return universal_newlines(raw);
 }
 
 }  // namespace minfer::convert::detail

@@ -15,6 +15,7 @@
 #include <string_view>
 
 #include "json_tree.hpp"
+#include "minfer/convert/errors.hpp"
 #include "minfer/convert/json_value.hpp"
 #include "minfer/gguf/error.hpp"
 
@@ -48,7 +49,16 @@ std::optional<json_file> read_json_if_file(const std::filesystem::path& p, std::
 
 /// `p` when it is a file, as Python's open(p, encoding="utf-8").read() gives it: refused when not
 /// UTF-8, "\r\n" and lone "\r" turned into "\n" (universal newlines). Throws as read_json_if_file.
-std::optional<std::string> read_text_if_file(const std::filesystem::path& p, std::uint64_t cap);
+std::optional<std::string> read_text_if_file(const std::filesystem::path& p, std::uint64_t cap,
+                                             gguf::errc code = codes::bad_tokenizer);
+
+/// Throw `code` (file = `file`, offset = the byte, section `where`) unless `raw` is UTF-8 as Python's
+/// strict decoder takes it.
+void require_utf8(std::string_view raw, const std::string& file, gguf::errc code,
+                  gguf::section where = gguf::section::metadata);
+
+/// "\r\n" and a lone "\r" turned into "\n", as Python's text mode reads a file (universal newlines).
+std::string universal_newlines(std::string_view raw);
 
 /// Whether `s` is UTF-8 as Python's strict decoder takes it (no overlong forms, surrogates, or code
 /// points past U+10FFFF).
