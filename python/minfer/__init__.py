@@ -9,7 +9,7 @@
 
 Every file is verified completely before anything is handed out (the C++ loader of the ``minfer``
 tool); errors are minfer.errors' exceptions with the library's fields. The toolbox (edit, split,
-merge, hash, verify, estimate, diff, quantize, prune, assemble) has the ``minfer`` command's semantics;
+merge, hash, verify, estimate, diff, quantize, prune, assemble, convert) has the ``minfer`` command's semantics;
 ``minfer.quant`` quantizes numpy arrays. See docs/PYTHON.md.
 """
 
@@ -32,7 +32,7 @@ from ._core import (
     type_block,
 )
 from .errors import GGUFError, GGUFIOError, InvalidFileError, RequestError
-from .toolbox import assemble, diff, report, edit, edit_discard_journal, edit_recover, estimate, hash, merge, prune, quantize, split, verify
+from .toolbox import assemble, convert, diff, report, edit, edit_discard_journal, edit_recover, estimate, hash, merge, prune, quantize, split, verify
 from .types import TensorType, ValueType
 
 __version__ = "0.2.0"
@@ -41,7 +41,7 @@ __all__ = [
     "open", "Model", "Part", "Metadata", "RawValue", "StringArray", "TensorMap", "Tensor",
     "dequantize", "tensor_type_name", "type_block", "can_dequantize", "active_isa",
     "edit", "edit_recover", "edit_discard_journal", "split", "merge", "hash", "verify", "estimate", "diff",
-    "quantize", "prune", "assemble", "report",
+    "quantize", "prune", "assemble", "convert", "report",
     "GGUFError", "InvalidFileError", "RequestError", "GGUFIOError",
     "TensorType", "ValueType", "errors", "types", "quant",
 ]

@@ -157,6 +157,23 @@ def assemble(
     timeout: Optional[float],
 ) -> Dict[str, Any]: ...
 
+def convert(
+    model: _Text,
+    outfile: _Text,
+    outtype: _Text,
+    model_name: Optional[_Text],
+    pre: Optional[_Text],
+    vocab_only: bool,
+    imatrix: Optional[_Text],
+    split_max_bytes: Optional[int],
+    split_max_tensors: Optional[int],
+    threads: int,
+    dry_run: bool,
+    overwrite: bool,
+    progress: Optional[Callable[[int, int], object]],
+) -> Dict[str, Any]:
+    """The fields of minfer.toolbox.ConvertResult (tensors and outputs as dicts)."""
+
 def report(
     models: List[_Text],
     values: bool,

@@ -51,6 +51,7 @@ __all__ = [
     "quantize", "QuantizeResult", "QuantizeOutput", "TensorPlan",
     "prune", "PruneResult", "PrunedTensor", "PrunedKey",
     "assemble", "AssembleResult", "AssembledTensor",
+    "convert", "ConvertResult", "ConvertedTensor",
     "report",
 ]
 
@@ -1046,6 +1047,109 @@ def assemble(config: Union[PathLike, Mapping[str, Any]], output: PathLike, *,
     r = _toolbox.assemble(path, text, _path(output, "output"), _bool(provenance, "provenance"), im, max_bytes, max_tensors,
                           _bool(dry_run, "dry_run"), _bool(overwrite, "overwrite"), progress, fetch, seconds)
     return AssembleResult(**r)
+
+
+# ---------------------------------------------------------------------------------------- convert
+
+class ConvertedTensor(TypedDict):
+    name: str
+    """Its name in the output (``blk.0.attn_q.weight``)."""
+    source: Optional[str]
+    """The checkpoint tensor it comes from (the first one, for stacked MoE experts); None for a
+    tensor the converter computes (``rope_freqs.weight``)."""
+    source_dtype: Optional[str]
+    """That tensor's safetensors dtype (``"F32"``, ``"BF16"``, …); None with ``source``."""
+    type: TensorType
+    ne: Tuple[int, ...]
+    """ggml's order: the fastest-varying dimension first."""
+    bytes: int
+
+
+@dataclass
+class ConvertResult:
+    """What :func:`convert` wrote (or, with ``dry_run``, would write): the keys of
+    ``minfer convert --json``, plus ``file_size``."""
+
+    written: bool
+    architecture: str
+    """The Hugging Face class (``"Qwen3ForCausalLM"``)."""
+    gguf_architecture: str
+    """``general.architecture`` (``"qwen3"``)."""
+    file_type: str
+    """``"F32"``, ``"F16"``, ``"BF16"``, ``"Q8_0"``, or the llama-quantize type (``"Q4_K_M"``)."""
+    input_tensor_bytes: int
+    """The checkpoint's tensor bytes."""
+    output_tensor_bytes: int
+    outputs: List[QuantizeOutput]
+    tensors: List[ConvertedTensor]
+    warnings: List[str]
+    file_size: int
+    """The sum of the outputs' sizes: exact in a dry run too."""
+
+
+def convert(model: PathLike, outfile: PathLike, *,
+            outtype: str = "auto",
+            model_name: Optional[str] = None,
+            pre: Optional[str] = None,
+            vocab_only: bool = False,
+            imatrix: Optional[PathLike] = None,
+            split_max_size: Union[int, str, None] = None,
+            split_max_tensors: Optional[int] = None,
+            threads: int = 0,
+            dry_run: bool = False,
+            overwrite: bool = False,
+            progress: Optional[Callable[[int, int], object]] = None) -> ConvertResult:
+    """Convert a Hugging Face safetensors checkpoint to GGUF (``minfer convert``), through the same
+    library call as the command: the file llama.cpp's ``convert_hf_to_gguf.py`` writes with the same
+    options, byte for byte (Llama with SentencePiece or BPE tokenizers, Mistral-style Llama
+    checkpoints, Qwen2, Qwen3, Qwen3-MoE; docs/CLI.md), streamed in bounded memory.
+
+    ``model``: the checkpoint directory (``config.json``, ``model.safetensors`` or its shards with
+    ``model.safetensors.index.json``, ``tokenizer.model`` and/or ``tokenizer.json``,
+    ``tokenizer_config.json``). ``outfile``: the GGUF file (with a split limit, the set's prefix:
+    ``<outfile without .gguf>-00001-of-0000N.gguf``). The options are the reference's, with underscores:
+
+    - ``outtype``: ``"f32"``, ``"f16"``, ``"bf16"``, ``"q8_0"`` or ``"auto"`` (BF16 stays BF16, else
+      F16), as the reference; or a llama-quantize type in any case (``"Q4_K_M"``, ``"IQ4_XS"``): the
+      file llama-quantize writes from the reference's f32 output, in one pass without that file.
+    - ``model_name``: ``general.name`` (default: from the model card or the directory's name).
+    - ``pre``: the BPE pre-tokenizer (``tokenizer.ggml.pre``, e.g. ``"llama-bpe"``, ``"qwen2"``)
+      when the hash of the tokenizer's check text is not a known one (refused otherwise, never
+      guessed).
+    - ``vocab_only``: the metadata and vocabulary only, no tensors.
+    - ``imatrix``: an importance matrix for a llama-quantize ``outtype`` that needs one.
+    - ``split_max_size`` (bytes or a size text such as ``"2G"``, as :func:`split`) /
+      ``split_max_tensors``: write a split set in the same pass.
+    - ``threads``: quantizing threads (0: one per hardware thread; the bytes do not depend on it).
+    - ``dry_run``: plan and size everything, write nothing; ``outputs`` and ``file_size`` are the
+      sizes the write would give, exactly.
+    - ``overwrite``: replace an existing output (never one of the checkpoint's files).
+
+    ``progress(done, total)`` as :func:`quantize`'s: bytes written, called with the GIL held; an
+    exception it raises stops the run and is raised, nothing written. The work runs without the GIL.
+
+    Returns a :class:`ConvertResult`. Raises InvalidFileError for a checkpoint that is not what it
+    says (``bad_model_config``: a missing or malformed ``config.json``; ``no_weights``;
+    ``bad_safetensors``; ``bad_checkpoint_index``; ``bad_tokenizer``; ``bad_tensor``;
+    ``bad_model_card``; exit_code 1), RequestError for one the converter does not handle
+    (``unsupported_architecture``, ``unsupported_dtype``, ``unsupported_tokenizer``: exit_code 1),
+    for a request it refuses (``bad_value_text``: an ``outtype`` that is neither the reference's nor
+    a llama-quantize type, an ``imatrix`` with a reference outtype; exit_code 2; ``usage``: an output
+    that exists without ``overwrite``, or that is one of the checkpoint's files) and the quantizer's
+    (``importance_required`` …), GGUFIOError. On any error no output exists that did not exist before."""
+    if not isinstance(outtype, str):
+        raise TypeError(f"outtype must be a str such as 'f16' or 'Q4_K_M', not {builtins.type(outtype).__name__}")
+    im = None if imatrix is None else _path(imatrix, "imatrix")
+    max_bytes = None if split_max_size is None else parse_size(split_max_size, "split_max_size")
+    max_tensors = None if split_max_tensors is None else _int(split_max_tensors, "split_max_tensors", 1)
+    if progress is not None and not callable(progress):
+        raise TypeError(f"progress must be a callable progress(done, total) or None, not {builtins.type(progress).__name__}")
+    r = _toolbox.convert(
+        _path(model, "model"), _path(outfile, "outfile"), _text(outtype, "outtype"),
+        None if model_name is None else _text(model_name, "model_name"), None if pre is None else _text(pre, "pre"),
+        _bool(vocab_only, "vocab_only"), im, max_bytes, max_tensors, _int(threads, "threads", 0, 2**32 - 1),
+        _bool(dry_run, "dry_run"), _bool(overwrite, "overwrite"), progress)
+    return ConvertResult(**r)
 
 
 # ------------------------------------------------------------------------------------------- report

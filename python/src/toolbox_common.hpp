@@ -113,7 +113,8 @@ private:
 inline py::str text(std::string_view bytes) { return file_text(bytes); }
 
 // One per file: toolbox_write.cpp (edit, split, merge), toolbox_hash.cpp, toolbox_verify.cpp,
-// toolbox_diff.cpp, toolbox_estimate.cpp, toolbox_quant.cpp, toolbox_quantize.cpp, toolbox_prune.cpp, toolbox_assemble.cpp.
+// toolbox_diff.cpp, toolbox_estimate.cpp, toolbox_quant.cpp, toolbox_quantize.cpp, toolbox_prune.cpp, toolbox_assemble.cpp,
+// toolbox_convert.cpp.
 void register_write(py::module_& m);
 void register_hash(py::module_& m);
 void register_verify(py::module_& m);
@@ -122,6 +123,7 @@ void register_estimate(py::module_& m);
 void register_quant(py::module_& m);
 void register_quantize(py::module_& m);
 void register_prune(py::module_& m);
+void register_convert(py::module_& m);
 void register_assemble(py::module_& m);
 void register_report(py::module_& m);
 

@@ -152,7 +152,7 @@ py::object size_text(const std::string& text) {
 
 PYBIND11_MODULE(_toolbox, m) {
     m.doc() =
-        "minfer's toolbox (edit, split, merge, hash, verify, estimate, diff, quantize, prune, assemble) over the C++ libraries. "
+        "minfer's toolbox (edit, split, merge, hash, verify, estimate, diff, quantize, prune, assemble, convert) over the C++ libraries. "
         "Use the documented wrappers in minfer.toolbox; these functions take plain values.";
     m.def("parse_size", &minfer::python::toolbox::size_text, pybind11::arg("text"),
           "A SIZE as the CLI reads it: (bytes, None), or (None, why it is not one).");
@@ -164,6 +164,7 @@ PYBIND11_MODULE(_toolbox, m) {
     minfer::python::toolbox::register_quant(m);
     minfer::python::toolbox::register_quantize(m);
     minfer::python::toolbox::register_prune(m);
+    minfer::python::toolbox::register_convert(m);
     minfer::python::toolbox::register_assemble(m);
     minfer::python::toolbox::register_report(m);
 }
