@@ -7,6 +7,7 @@
 #include <utility>
 #include <variant>
 
+#include "minfer/convert/model_metadata.hpp"
 #include "minfer/convert/model_plan.hpp"
 #include "minfer/convert/tensor_stream.hpp"
 #include "minfer/gguf/byte_source.hpp"
@@ -61,6 +62,31 @@ void put_keys(gguf::writer& w, const cv::model_plan& p) {
             },
             k.value);
     }
+}
+
+// The output's path as convert_hf_to_gguf.py names it: in a directory, gguf-py's default name
+// (naming_convention: name or basename, size label, finetune, version, the output type); otherwise the
+// file name with {ftype}/{outtype} templates filled with the output type.
+gguf::result<std::filesystem::path> output_path(const std::filesystem::path& output, const cv::model_plan& p,
+                                                const std::string& type_name, bool vocab_only) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(output, ec)) {
+        auto key = [&p](std::string_view name) -> std::optional<std::string> {
+            const cv::vocab_key* k = cv::find_key(p.keys, name);
+            if (k == nullptr) return std::nullopt;
+            const auto* s = std::get_if<std::string>(&k->value);
+            return s ? std::optional<std::string>(*s) : std::nullopt;
+        };
+        const std::string name =
+            vocab_only ? cv::naming_convention(key("general.name"), key("general.basename"), key("general.finetune"),
+                                               key("general.version"), std::nullopt, std::nullopt, std::string("vocab"))
+                       : cv::naming_convention(key("general.name"), key("general.basename"), key("general.finetune"),
+                                               key("general.version"), key("general.size_label"), type_name, std::nullopt);
+        return output / (name + ".gguf");
+    }
+    auto filled = cv::fill_templated_filename(output.filename().string(), type_name);
+    if (!filled) return unexpected(std::move(filled).error());
+    return output.parent_path() / *filled;
 }
 
 // The head of the f32 conversion, never written: a byte_source holding the head's bytes and
@@ -209,8 +235,10 @@ gguf::result<convert_report> convert(const convert_request& rq, const convert_ev
         tensors.push_back(std::move(o));
     }
 
+    auto out = output_path(rq.output, *plan, report.file_type, rq.vocab_only);
+    if (!out) return unexpected(std::move(out).error());
     detail::output_request orq;
-    orq.output = rq.output;
+    orq.output = *out;
     orq.split_max_bytes = rq.split_max_bytes;
     orq.split_max_tensors = rq.split_max_tensors;
     orq.overwrite = rq.overwrite;
@@ -290,9 +318,11 @@ gguf::result<convert_report> convert_and_quantize(const convert_request& rq, con
         return r;
     };
 
+    auto out = output_path(rq.output, plan, std::string(type.name), rq.vocab_only);
+    if (!out) return unexpected(std::move(out).error());
     quantize_request qrq;
     qrq.input = rq.input;
-    qrq.output = rq.output;
+    qrq.output = *out;
     qrq.type = type;
     qrq.threads = rq.threads;
     qrq.imatrix = rq.imatrix;

@@ -222,4 +222,39 @@ TEST(ConvertCommand, ExitCodes) {
     EXPECT_EQ(exit_code_of(cli + ckpt.string() + " -o " + out + " -f"), 1);                      // not converted here
 }
 
+
+// --outfile a directory: the reference's default name (gguf-py's naming_convention); a {ftype}
+// template filled. The names are what convert_hf_to_gguf.py wrote for the same commands
+// (`run_convert.py build/convert-models/Tiny-Qwen3 --outfile DIR --outtype f16`, and
+// `--outfile 'DIR/x-{ftype}.gguf' --outtype q8_0`), the bytes the recorded ones.
+TEST(ConvertOutputs, ADirectoryOrATemplateNamesTheFileAsTheReference) {
+    REQUIRE_MODELS(models);
+    minfer::test_support::temp_dir tmp;
+    std::map<std::string, std::string> sha;
+    for (const reference_row& r : reference_rows())
+        if (r.model == "Tiny-Qwen3") sha[r.outtype] = r.sha256;
+    tb::convert_request rq;
+    rq.input = models / "Tiny-Qwen3";
+    rq.output = tmp.path();
+    rq.outtype = "f16";
+    rq.model_name = "minfer convert test";
+    auto rep = tb::convert(rq);
+    ASSERT_TRUE(rep.has_value()) << rep.error().message();
+    ASSERT_EQ(rep->outputs.size(), 1u);
+    // with --model-name the reference names it after general.name: "minfer convert test" → dashes
+    EXPECT_EQ(rep->outputs[0].path.filename(), "minfer-convert-test-10M-F16.gguf");
+    EXPECT_EQ(sha256_of(rep->outputs[0].path), sha["f16"]);
+    rq.model_name.reset();
+    rep = tb::convert(rq);
+    ASSERT_TRUE(rep.has_value()) << rep.error().message();
+    EXPECT_EQ(rep->outputs[0].path.filename(), "Tiny-Qwen3-10M-F16.gguf");
+    rq.output = tmp / "x-{ftype}.gguf";
+    rq.outtype = "q8_0";
+    rq.model_name = "minfer convert test";
+    rep = tb::convert(rq);
+    ASSERT_TRUE(rep.has_value()) << rep.error().message();
+    EXPECT_EQ(rep->outputs[0].path, tmp / "x-q8_0.gguf");
+    EXPECT_EQ(sha256_of(tmp / "x-q8_0.gguf"), sha["q8_0"]);
+}
+
 }  // namespace

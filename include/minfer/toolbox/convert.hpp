@@ -24,7 +24,8 @@ namespace minfer::toolbox {
 struct convert_request {
     std::filesystem::path input;   ///< the checkpoint directory
     /// The output file, or the split set's prefix; a directory: the reference's default name in it
-    /// (gguf-py's naming convention, e.g. "Qwen3-0.6B-F16.gguf").
+    /// (gguf-py's naming convention, e.g. "Qwen3-0.6B-F16.gguf"); {ftype} / {outtype} in the file name
+    /// (or {FTYPE}, {OUTTYPE}, {}) are the output type, as the reference fills them.
     std::filesystem::path output;
     /// f32, f16, bf16, q8_0, auto (the reference's), or a llama-quantize type name (any case).
     std::string outtype = "auto";
