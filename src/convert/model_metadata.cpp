@@ -20,6 +20,7 @@
 #include "minfer/convert/errors.hpp"
 #include "minfer/gguf/text.hpp"
 #include "capped_file.hpp"
+#include "bpe_text.hpp"
 #include "tokenizer_files.hpp"  // is_file, valid_utf8, convert_failure
 
 namespace minfer::convert {
@@ -60,21 +61,9 @@ std::string encode(const u32& s) {
     std::string out;
     for (const char32_t cp : s) {
         if (cp >= 0xDC80 && cp <= 0xDCFF) {
-            out += static_cast<char>(cp - 0xDC00);
-        } else if (cp < 0x80) {
-            out += static_cast<char>(cp);
-        } else if (cp < 0x800) {
-            out += static_cast<char>(0xC0 | (cp >> 6));
-            out += static_cast<char>(0x80 | (cp & 0x3F));
-        } else if (cp < 0x10000) {
-            out += static_cast<char>(0xE0 | (cp >> 12));
-            out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-            out += static_cast<char>(0x80 | (cp & 0x3F));
+            out += static_cast<char>(cp - 0xDC00);  // a surrogate-escaped byte back as that byte
         } else {
-            out += static_cast<char>(0xF0 | (cp >> 18));
-            out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-            out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-            out += static_cast<char>(0x80 | (cp & 0x3F));
+            detail::append_utf8(out, cp);
         }
     }
     return out;
