@@ -8,7 +8,9 @@
 #include "minfer/convert/model_plan.hpp"
 #include "minfer/convert/tensor_stream.hpp"
 #include "minfer/gguf_write/writer.hpp"
+#include "minfer/toolbox/remote_settings.hpp"
 #include "output_parts.hpp"
+#include "remote_checkpoint.hpp"
 
 namespace minfer::toolbox {
 namespace {
@@ -56,6 +58,52 @@ void put_keys(gguf::writer& w, const cv::model_plan& p) {
     }
 }
 
+// Where a URL's spool goes: beside the output (in it when it is a directory), on its file system.
+std::filesystem::path spool_parent(const std::filesystem::path& output) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(output, ec)) return output;
+    return output.parent_path();
+}
+
+// The byte ranges of the checkpoint tensors planned tensor `t` reads, by shard file name.
+std::vector<detail::shard_range> input_ranges(const cv::model_plan& p, const cv::planned_tensor& t) {
+    std::vector<detail::shard_range> ranges;
+    for (std::uint32_t i : t.inputs) {
+        const cv::checkpoint_tensor& in = p.weights->tensors()[i];
+        const cv::safetensors_file& shard = p.weights->shards()[in.shard];
+        ranges.push_back({std::filesystem::path(shard.path()).filename().string(), shard.data_offset() + in.entry->data_begin, in.entry->n_bytes()});
+    }
+    return ranges;
+}
+
+// A remote tensor's inputs, fetched on the first fill and given back when its last byte is produced
+// (or when the source goes, whichever is first).
+class input_lease {
+public:
+    input_lease(detail::remote_checkpoint& remote, std::vector<detail::shard_range> ranges)
+        : remote_(remote), ranges_(std::move(ranges)) {}
+    ~input_lease() { release(); }
+    input_lease(const input_lease&) = delete;
+    input_lease& operator=(const input_lease&) = delete;
+
+    gguf::result<void> acquire() {
+        if (held_ || ranges_.empty()) return {};
+        if (auto r = remote_.fetch(ranges_); !r) return r;
+        held_ = true;
+        return {};
+    }
+    void release() noexcept {
+        if (!held_) return;
+        remote_.release(ranges_);
+        held_ = false;
+    }
+
+private:
+    detail::remote_checkpoint& remote_;
+    std::vector<detail::shard_range> ranges_;
+    bool held_ = false;
+};
+
 }  // namespace
 
 gguf::result<convert_report> convert(const convert_request& rq, const convert_events& events) {
@@ -72,8 +120,22 @@ gguf::result<convert_report> convert(const convert_request& rq, const convert_ev
     options.model_name = rq.model_name;
     options.pre = rq.pre;
     options.vocab_only = rq.vocab_only;
-    auto planned = cv::plan_conversion(rq.input, options);
-    if (!planned) return unexpected(std::move(planned).error());
+    // A URL: a spool directory made of its files (remote_checkpoint.hpp); it outlives everything below
+    // that reads it (declared first, destroyed last).
+    std::unique_ptr<detail::remote_checkpoint> remote;
+    std::filesystem::path input = rq.input;
+    if (names_remote_model(rq.input.string())) {
+        remote = std::make_unique<detail::remote_checkpoint>(rq.remote);
+        auto dir = remote->open(rq.input.string(), spool_parent(rq.output));
+        if (!dir) return unexpected(std::move(dir).error());
+        input = *dir;
+    }
+    auto planned = cv::plan_conversion(input, options);
+    if (!planned) {
+        gguf::error e = std::move(planned).error();
+        if (remote) remote->relocate(e);
+        return unexpected(std::move(e));
+    }
     auto plan = std::make_shared<const cv::model_plan>(*std::move(planned));
 
     convert_report report;
@@ -106,11 +168,26 @@ gguf::result<convert_report> convert(const convert_request& rq, const convert_ev
         o.type = t.type;
         o.ne = t.ne;
         o.n_bytes = t.n_bytes;
-        o.source = [plan, i, n = t.n_bytes] {
-            auto stream = std::make_shared<cv::tensor_stream>(*plan, i);
-            return gguf::tensor_source::callback(
-                n, [plan, stream](std::uint64_t offset, std::span<std::byte> out) { return stream->fill(offset, out); });
-        };
+        if (remote && !t.inputs.empty()) {
+            detail::remote_checkpoint* rc = remote.get();
+            o.source = [plan, i, n = t.n_bytes, rc] {
+                auto stream = std::make_shared<cv::tensor_stream>(*plan, i);
+                auto lease = std::make_shared<input_lease>(*rc, input_ranges(*plan, plan->tensors[i]));
+                return gguf::tensor_source::callback(
+                    n, [plan, stream, lease, n](std::uint64_t offset, std::span<std::byte> out) -> gguf::result<void> {
+                        if (auto r = lease->acquire(); !r) return r;
+                        auto r = stream->fill(offset, out);
+                        if (!r || offset + out.size() >= n) lease->release();  // its bytes are all produced
+                        return r;
+                    });
+            };
+        } else {
+            o.source = [plan, i, n = t.n_bytes] {
+                auto stream = std::make_shared<cv::tensor_stream>(*plan, i);
+                return gguf::tensor_source::callback(
+                    n, [plan, stream](std::uint64_t offset, std::span<std::byte> out) { return stream->fill(offset, out); });
+            };
+        }
         tensors.push_back(std::move(o));
     }
 
@@ -125,8 +202,19 @@ gguf::result<convert_report> convert(const convert_request& rq, const convert_ev
     if (!layout) return unexpected(std::move(layout).error());
     for (const detail::laid_out_part& part : layout->parts)
         report.outputs.push_back({part.path, part.file_size, part.tensor_count});
+    if (remote) {
+        // the checkpoint tensors the plan reads (each is the input of one output tensor: read once)
+        std::uint64_t planned_bytes = 0;
+        for (const cv::planned_tensor& t : plan->tensors)
+            for (std::uint32_t in : t.inputs) planned_bytes += plan->weights->tensors()[in].entry->n_bytes();
+        report.fetched = remote->totals();
+        report.fetched.planned_bytes = planned_bytes;
+        if (rq.dry_run) return report;
+        if (auto r = remote->start_tensors(planned_bytes); !r) return unexpected(std::move(r).error());
+    }
     if (rq.dry_run) return report;
     if (auto r = detail::write_out(*layout, rq.overwrite, events.progress); !r) return unexpected(std::move(r).error());
+    if (remote) report.fetched = remote->totals();
     report.written = true;
     return report;
 }
