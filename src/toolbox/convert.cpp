@@ -136,6 +136,7 @@ gguf::result<convert_report> convert(const convert_request& rq, const convert_ev
         if (remote) remote->relocate(e);
         return unexpected(std::move(e));
     }
+    if (remote) remote->detach();  // read: the spool's names go, its open shards stay
     auto plan = std::make_shared<const cv::model_plan>(*std::move(planned));
 
     convert_report report;
@@ -196,7 +197,7 @@ gguf::result<convert_report> convert(const convert_request& rq, const convert_ev
     orq.split_max_bytes = rq.split_max_bytes;
     orq.split_max_tensors = rq.split_max_tensors;
     orq.overwrite = rq.overwrite;
-    if (plan->weights)
+    if (plan->weights && !remote)  // a spool's shards are no file the output could name
         for (const cv::safetensors_file& shard : plan->weights->shards()) orq.inputs.push_back(shard.path());
     auto layout = detail::lay_out(tensors, [&plan](gguf::writer& w) { put_keys(w, *plan); }, orq);
     if (!layout) return unexpected(std::move(layout).error());

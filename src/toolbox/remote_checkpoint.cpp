@@ -283,6 +283,14 @@ gguf::result<std::filesystem::path> remote_checkpoint::open(const std::string& l
     return s.dir;
 }
 
+void remote_checkpoint::detach() noexcept {
+    state& s = *state_;
+    if (s.temp.empty()) return;
+    std::error_code ec;
+    std::filesystem::remove_all(s.temp, ec);
+    if (!ec) s.temp.clear();
+}
+
 gguf::result<void> remote_checkpoint::start_tensors(std::uint64_t planned_bytes) {
     state& s = *state_;
     s.planned = planned_bytes;
@@ -395,6 +403,8 @@ fetch_totals remote_checkpoint::totals() const {
 #else  // no minfer::remote in this build
 
 struct remote_checkpoint::state {};
+
+void remote_checkpoint::detach() noexcept {}
 
 remote_checkpoint::remote_checkpoint(remote_settings) : state_(std::make_unique<state>()) {}
 bool remote_checkpoint::available() noexcept { return false; }

@@ -2,7 +2,8 @@
 // Internal: a Hugging Face checkpoint given by URL (`minfer convert URL`: http(s)://…/ or
 // hf://OWNER/REPO[@REVISION]). minfer::convert reads directories only and knows nothing of HTTP; this
 // makes one it can read, a spool directory beside the output, named after the repository (the
-// reference's metadata heuristics read the directory's name), removed when this object goes:
+// reference's metadata heuristics read the directory's name), removed as soon as the checkpoint is
+// planned (detach: the shards stay open) and in any case when this object goes:
 //   1. open(): the small files fetched whole, each under the cap its reader has (config.json, the
 //      index, the tokenizer files, README.md, …; a 404 means absent, any other failure is an error;
 //      one larger than its cap is left as a sparse file of its size, so the reader refuses it as it
@@ -50,6 +51,11 @@ public:
     /// fetches' errors (http_status, transfer_failed, bad_content_range, range_ignored,
     /// fetch_budget_exceeded, library_unavailable, out_of_memory) with file = the URL.
     gguf::result<std::filesystem::path> open(const std::string& location, const std::filesystem::path& parent);
+    /// Once the checkpoint is read (the plan holds the small files' contents and maps the shards):
+    /// the spool's directory removed at once, its shards kept open (mapped by the checkpoint, written
+    /// and punched through the descriptors held here), so that a process killed while the tensors are
+    /// fetched leaves nothing behind. Best effort (a failure leaves the removal to the destructor).
+    void detach() noexcept;
     /// Step 2. @returns fetch_budget_exceeded when what was fetched plus `planned_bytes` passes --max-fetch.
     gguf::result<void> start_tensors(std::uint64_t planned_bytes);
     /// Step 3: the ranges fetched into their shards. @returns the fetches' errors (file = the URL),

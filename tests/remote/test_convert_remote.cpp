@@ -203,19 +203,22 @@ TEST_P(ConvertRemote, SameBytesAsTheLocalDirectoryEachByteFetchedOnce) {
 
     const fs::path outdir = scratch / "out";
     fs::create_directories(outdir);
-    // the spool's shards, sampled as the output is written: their allocated bytes stay near a tensor's
-    // inputs (the holes are punched back), never the checkpoint's tensor bytes
+    // the spool's shards, sampled as the output is written: removed from the directory once the
+    // checkpoint is planned (nothing there while the tensors are fetched), still open in this process,
+    // and their allocated bytes stay near a tensor's inputs (the holes are punched back), never the
+    // checkpoint's tensor bytes
     std::uint64_t most_held = 0;
+    bool spool_seen = false;
     tb::convert_events ev;
     ev.progress = [&](std::uint64_t, std::uint64_t) {
+        for (const auto& e : fs::directory_iterator(outdir)) spool_seen = spool_seen || e.path().filename() != "remote.gguf";
         std::uint64_t held = 0;
-        for (const auto& spool : fs::directory_iterator(outdir)) {
-            if (!spool.path().filename().string().starts_with(".minfer-convert-")) continue;
-            for (const auto& f : fs::directory_iterator(spool.path() / "Tiny-Qwen3")) {
-                struct stat st {};
-                if (f.path().extension() == ".safetensors" && ::stat(f.path().c_str(), &st) == 0)
-                    held += static_cast<std::uint64_t>(st.st_blocks) * 512;
-            }
+        for (const auto& fd : fs::directory_iterator("/proc/self/fd")) {
+            std::error_code ec;
+            const std::string target = fs::read_symlink(fd.path(), ec).string();
+            if (ec || target.find(".minfer-convert-") == std::string::npos || target.find(".safetensors") == std::string::npos) continue;
+            struct stat st {};
+            if (::stat(fd.path().c_str(), &st) == 0) held += static_cast<std::uint64_t>(st.st_blocks) * 512;
         }
         most_held = std::max(most_held, held);
     };
@@ -224,6 +227,7 @@ TEST_P(ConvertRemote, SameBytesAsTheLocalDirectoryEachByteFetchedOnce) {
     std::printf("the spool's shards held at most %llu bytes (tensor bytes: %llu)\n", static_cast<unsigned long long>(most_held),
                 static_cast<unsigned long long>(srv.c.tensor_bytes));
     EXPECT_GT(most_held, 0u);
+    EXPECT_FALSE(spool_seen) << "the spool's directory is still there while the tensors are written";
     // the headers' pages, the largest tensor (35,840 bytes) and a page at each end of a range per shard
     EXPECT_LE(most_held, 3 * 4096 + 40960 + 2 * 4096 * static_cast<std::uint64_t>(GetParam()) + 4096 * 4);
     EXPECT_TRUE(r->written);

@@ -25,7 +25,8 @@ namespace minfer::toolbox {
 struct convert_request {
     /// The checkpoint directory, or a URL of one: http(s)://…/ (its files are the URL + their names) or
     /// hf://OWNER/REPO[@REVISION] (the Hub's resolve URLs of that revision, main by default). A URL is
-    /// read through a spool directory beside the output, removed at the end: the small files whole, the
+    /// read through a spool directory beside the output (removed once the checkpoint is planned, its
+    /// shards kept open): the small files whole, the
     /// shards' headers, then each tensor's byte ranges just before it is converted, given back after it
     /// (docs/CONVERT.md, "Remote checkpoints").
     std::filesystem::path input;
