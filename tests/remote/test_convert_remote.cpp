@@ -7,7 +7,11 @@
 // Qwen3 (bf16 matrices, f32 norms) with tests/convert/data's small byte-level BPE tokenizer.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <spawn.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -401,6 +405,48 @@ TEST(ConvertRemoteFails, AServerErrorOnASmallFile) {
     EXPECT_EQ(e.code, minfer::gguf::errc::http_status);
     EXPECT_EQ(e.found, 403u);
     EXPECT_EQ(e.file, srv.url() + "tokenizer.model");
+}
+
+// `minfer convert URL --stats`: the command's line on stderr, the output, exit 0; a bad --max-fetch is
+// a usage error (exit 2).
+int run_minfer(const fs::path& dir, std::vector<std::string> args, std::string& err) {
+    const fs::path e = dir / "err.txt";
+    args.insert(args.begin(), MINFER_EXE);
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 2, e.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    pid_t pid = 0;
+    const int sp = posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&fa);
+    if (sp != 0) return -1;
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0) {
+    }
+    err = slurp(e);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+TEST(ConvertRemoteCli, StatsLine) {
+    minfer::test_support::temp_dir scratch("convert-remote");
+    checkpoint_server srv(make_checkpoint(3));
+    const fs::path out = scratch / "out";
+    fs::create_directories(out);
+    std::string err;
+    const int rc = run_minfer(scratch.path(), {"convert", srv.url(), "-o", (out / "m.gguf").string(), "--pre", "qwen2", "--quiet",
+                                               "--stats", "--timeout", "20"},
+                              err);
+    EXPECT_EQ(rc, 0) << err;
+    const std::uint64_t heads = srv.c.small_bytes + srv.c.header_bytes;
+    const std::string want = "fetched " + std::to_string(heads + srv.c.tensor_bytes) + " bytes in " +
+                             std::to_string(srv.server.requests()) + " requests from " + std::to_string(srv.c.files.size()) + " remote files (" + std::to_string(heads) +
+                             " of files and headers, " + std::to_string(srv.c.tensor_bytes) + " of tensors)";
+    EXPECT_NE(err.find(want), std::string::npos) << err << "\nwanted: " << want;
+    EXPECT_EQ(entries_of(out), std::vector<std::string>{"m.gguf"});
+    EXPECT_EQ(run_minfer(scratch.path(), {"convert", srv.url(), "-o", (out / "n.gguf").string(), "--max-fetch", "lots"}, err), 2) << err;
 }
 
 }  // namespace
