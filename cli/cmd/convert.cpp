@@ -3,6 +3,8 @@
 // options keep the reference's names; -o is --outfile. --dry-run prints the plan: every output tensor
 // with its source and type, and every file's exact size.
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -43,6 +45,9 @@ struct convert_cli_options {
 };
 
 convert_cli_options opt;  // filled by CLI11 during parsing, read by run()
+remote_args remote_opt;   // --max-fetch, --timeout, --stats (for a checkpoint given by URL)
+
+bool any_remote(const toolbox::fetch_totals& f) { return f.files > 0; }
 
 void print_json(out_buffer& out, const toolbox::convert_report& r) {
     json_writer j(out);
@@ -59,6 +64,19 @@ void print_json(out_buffer& out, const toolbox::convert_report& r) {
     j.number(r.input_bytes);
     j.key("output_tensor_bytes");
     j.number(r.output_tensor_bytes);
+    if (any_remote(r.fetched)) {
+        j.key("fetched");
+        j.begin_object(true);
+        j.key("head_bytes");
+        j.number(r.fetched.head_bytes);
+        j.key("tensor_bytes_planned");
+        j.number(r.fetched.planned_bytes);
+        j.key("bytes");
+        j.number(r.fetched.bytes);
+        j.key("requests");
+        j.number(r.fetched.requests);
+        j.end_object();
+    }
     outputs_json(j, r.outputs);
     j.key("tensors");
     j.begin_array();
@@ -97,6 +115,9 @@ void print_text(out_buffer& out, const toolbox::convert_report& r) {
             out.print("  {:<32} {:<6} {:<22} {:>12}  <- {}{}\n", gguf::escape(t.name), gguf::to_string(t.type), shape_text(t.ne),
                       t.n_bytes, t.source_name.empty() ? std::string("(computed)") : gguf::escape(t.source_name),
                       t.source_dtype.empty() ? std::string() : " " + t.source_dtype);
+        if (any_remote(r.fetched))
+            out.print("Remote: {} bytes of files and headers fetched; {} bytes of tensors to fetch\n", r.fetched.head_bytes,
+                      r.fetched.planned_bytes);
     }
     outputs_text(out, r.outputs, r.written);
 }
@@ -115,6 +136,7 @@ int run(out_buffer& out) {
     rq.dry_run = opt.dry_run;
     rq.overwrite = opt.force;
     if (auto rc = read_split_limits(opt.split_max_size, opt.split_max_tensors, rq.split_max_bytes, rq.split_max_tensors)) return *rc;
+    if (auto rc = read_remote_settings(remote_opt, rq.remote)) return *rc;
 
     auto r = [&] {
         progress bar("converting into " + gguf::escape(opt.outfile), opt.quiet || opt.dry_run || opt.json);
@@ -129,6 +151,10 @@ int run(out_buffer& out) {
         return report_error(e);
     }
     for (const std::string& w : r->warnings) fmt::print(stderr, "Warning: {}\n", w);
+    if (any_remote(r->fetched) && (remote_opt.stats || ::isatty(STDERR_FILENO) == 1))
+        fmt::print(stderr, "fetched {} bytes in {} from {} ({} of files and headers, {} of tensors)\n", r->fetched.bytes,
+                   plural(r->fetched.requests, "request", "requests"), plural(r->fetched.files, "remote file", "remote files"),
+                   r->fetched.head_bytes, r->fetched.bytes - r->fetched.head_bytes);
     if (opt.json) {
         print_json(out, *r);
     } else if (!opt.quiet || opt.dry_run) {
@@ -142,7 +168,10 @@ int run(out_buffer& out) {
 void convert_add_options(CLI::App& sub) {
     sub.add_option("model", opt.input,
                    "The Hugging Face checkpoint directory (config.json, model.safetensors or its shards with "
-                   "model.safetensors.index.json, tokenizer.model and/or tokenizer.json, tokenizer_config.json)")
+                   "model.safetensors.index.json, tokenizer.model and/or tokenizer.json, tokenizer_config.json), "
+                   "or its URL: http(s)://…/ or hf://OWNER/REPO[@REVISION], read with range requests (each byte "
+                   "needed fetched once, through a spool directory beside the output that holds one tensor's "
+                   "inputs at a time)")
         ->required();
     sub.add_option("-o,--outfile", opt.outfile,
                    "The GGUF file to write (with a split limit: <OUT without .gguf>-0000N-of-0000M.gguf)")
@@ -162,6 +191,8 @@ void convert_add_options(CLI::App& sub) {
     sub.add_flag("--json", opt.json, "Print the plan or the result as JSON");
     sub.add_flag("-f,--force", opt.force, "Replace the output if it exists (never an input file, a FIFO, device or directory)");
     sub.add_flag("--quiet", opt.quiet, "No progress line and no summary (warnings and errors are still printed)");
+    add_remote_options(sub, remote_opt, "the checkpoint: every small file under its cap, the headers, then the tensors read",
+                       "60 for the files and headers, then 60 plus 1 per MiB of tensors");
 }
 
 int convert_run() { return run_printing(run); }

@@ -52,13 +52,16 @@ std::optional<int> read_remote_settings(const remote_args& args, toolbox::remote
     return std::nullopt;
 }
 
-void add_remote_options(CLI::App& sub, remote_args& args) {
+void add_remote_options(CLI::App& sub, remote_args& args, const std::string& max_fetch_default,
+                        const std::string& timeout_default) {
     sub.add_option("--max-fetch", args.max_fetch,
-                   "For a URL: the most bytes fetched over all parts (SIZE: bytes, K/M/G or KiB/MiB/GiB; default 64MiB)")
+                   "For a URL: the most bytes fetched over all parts (SIZE: bytes, K/M/G or KiB/MiB/GiB; default " +
+                       (max_fetch_default.empty() ? std::string("64MiB") : max_fetch_default) + ")")
         ->type_name("SIZE");
     sub.add_option("--timeout", args.timeout,
                    "For a URL: the most seconds the whole command may take, every request and retry included "
-                   "(default 60); a request with no byte for 20 s ends sooner")
+                   "(default " + (timeout_default.empty() ? std::string("60") : timeout_default) +
+                       "); a request with no byte for 20 s ends sooner")
         ->type_name("SECONDS")
         ->check(positive_seconds());
     sub.add_flag("--stats", args.stats,

@@ -23,8 +23,10 @@ struct remote_args {
     bool stats = false;     ///< --stats: print the fetched-bytes line even when stderr is not a terminal
 };
 
-/// Add --max-fetch, --timeout and --stats to a command that accepts URLs.
-void add_remote_options(CLI::App& sub, remote_args& args);
+/// Add --max-fetch, --timeout and --stats to a command that accepts URLs; `max_fetch_default` and
+/// `timeout_default` say what the command does without them (empty: info's 64MiB and 60).
+void add_remote_options(CLI::App& sub, remote_args& args, const std::string& max_fetch_default = {},
+                        const std::string& timeout_default = {});
 
 /// The toolbox's remote settings of a command that reads URLs through the toolbox (assemble,
 /// report): --max-fetch parsed, --timeout, $HF_TOKEN (sent to the Hub only). @returns the usage

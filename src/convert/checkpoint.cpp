@@ -380,6 +380,21 @@ gguf::result<checkpoint> checkpoint::open(const std::filesystem::path& directory
     }
 }
 
+gguf::result<std::vector<std::string>> checkpoint_shard_names(const std::filesystem::path& index_path) noexcept {
+    try {
+        checkpoint_index index = read_index(index_path, gguf::load_mode::read);
+        std::vector<std::string> names;
+        names.reserve(index.shards.size());
+        for (index_shard& s : index.shards) names.push_back(std::move(s.name));
+        std::sort(names.begin(), names.end());
+        return names;
+    } catch (checkpoint_failure& f) {
+        return gguf::unexpected(std::move(f.e));
+    } catch (...) {
+        return gguf::unexpected(gguf::out_of_memory_error("reading a checkpoint's index"));
+    }
+}
+
 const checkpoint_tensor* checkpoint::find(std::string_view name) const noexcept {
     const auto it = std::lower_bound(by_name_.begin(), by_name_.end(), name,
                                      [&](std::uint32_t i, std::string_view n) { return tensors_[i].name() < n; });

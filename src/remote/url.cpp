@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <new>
 #include <string>
+#include <vector>
 
 namespace minfer::remote {
 namespace {
@@ -114,9 +115,16 @@ std::string_view host_of(std::string_view url) noexcept {
     return auth.substr(0, colon);
 }
 
-gguf::result<std::string> resolve_hf(std::string_view text) {
-    std::string_view rest = text.substr(5);  // after "hf://"
+// hf://OWNER/REPO/FILE[@REVISION] (with_file) or hf://OWNER/REPO[@REVISION] (a repository), split
+// and validated.
+struct hf_name {
+    std::string_view owner, repo, file;
     std::string revision = "main";
+};
+
+gguf::result<hf_name> parse_hf(std::string_view text, bool with_file) {
+    hf_name n;
+    std::string_view rest = text.substr(5);  // after "hf://"
     const std::size_t at = rest.rfind('@');
     if (at != std::string_view::npos) {
         const std::string_view rev = rest.substr(at + 1);
@@ -127,32 +135,44 @@ gguf::result<std::string> resolve_hf(std::string_view text) {
         if (rev.front() == '/' || rev.back() == '/' || rev.find("..") != std::string_view::npos ||
             rev.find("//") != std::string_view::npos)
             return gguf::unexpected(bad(text, "the revision is not a valid branch, tag or commit name"));
-        revision = std::string(rev);
+        n.revision = std::string(rev);
         rest = rest.substr(0, at);
     }
     const std::size_t s1 = rest.find('/');
     const std::size_t s2 = s1 == std::string_view::npos ? s1 : rest.find('/', s1 + 1);
-    if (s2 == std::string_view::npos)
-        return gguf::unexpected(bad(text, "an hf:// name is hf://OWNER/REPO/FILE[@REVISION]"));
-    const std::string_view owner = rest.substr(0, s1);
-    const std::string_view repo = rest.substr(s1 + 1, s2 - s1 - 1);
-    const std::string_view file = rest.substr(s2 + 1);
-    if (!hub_name(owner)) return gguf::unexpected(bad(text, "the owner is not a valid Hub name"));
-    if (!hub_name(repo)) return gguf::unexpected(bad(text, "the repository is not a valid Hub name"));
+    if (with_file ? s2 == std::string_view::npos : (s1 == std::string_view::npos || s2 != std::string_view::npos))
+        return gguf::unexpected(bad(text, with_file ? "an hf:// name is hf://OWNER/REPO/FILE[@REVISION]"
+                                                    : "a repository's hf:// name is hf://OWNER/REPO[@REVISION]"));
+    n.owner = rest.substr(0, s1);
+    n.repo = with_file ? rest.substr(s1 + 1, s2 - s1 - 1) : rest.substr(s1 + 1);
+    if (!hub_name(n.owner)) return gguf::unexpected(bad(text, "the owner is not a valid Hub name"));
+    if (!hub_name(n.repo)) return gguf::unexpected(bad(text, "the repository is not a valid Hub name"));
+    if (!with_file) return n;
+    n.file = rest.substr(s2 + 1);
     std::size_t start = 0;
     for (;;) {
-        const std::size_t slash = file.find('/', start);
-        const std::string_view seg = file.substr(start, slash == std::string_view::npos ? slash : slash - start);
+        const std::size_t slash = n.file.find('/', start);
+        const std::string_view seg = n.file.substr(start, slash == std::string_view::npos ? slash : slash - start);
         if (!file_segment(seg))
             return gguf::unexpected(bad(text, "the file path has an empty, '.' or '..' segment or a character other than "
                                               "letters, digits and -._~+=,@()"));
         if (slash == std::string_view::npos) break;
         start = slash + 1;
     }
+    return n;
+}
+
+// https://huggingface.co/OWNER/REPO/resolve/REVISION/
+std::string hub_base(const hf_name& n) {
     std::string url = "https://huggingface.co/";
-    url.append(owner).append("/").append(repo).append("/resolve/").append(percent_encode(revision, false));
-    url.append("/").append(percent_encode(file, true));
+    url.append(n.owner).append("/").append(n.repo).append("/resolve/").append(percent_encode(n.revision, false)).append("/");
     return url;
+}
+
+gguf::result<std::string> resolve_hf(std::string_view text) {
+    auto n = parse_hf(text, true);
+    if (!n) return gguf::unexpected(std::move(n).error());
+    return hub_base(*n) + percent_encode(n->file, true);
 }
 
 std::string file_name_of(std::string_view url) {
@@ -162,8 +182,8 @@ std::string file_name_of(std::string_view url) {
     return percent_decode(path.substr(path.rfind('/') + 1));
 }
 
-gguf::result<std::string> resolve_checked(std::string_view text) {
-    if (starts_with_ci(text, "hf://")) return resolve_hf(text);
+// An http(s) URL checked (scheme, characters, no user part, host, port), its scheme in lower case.
+gguf::result<std::string> checked_http(std::string_view text) {
     if (!starts_with_ci(text, "http://") && !starts_with_ci(text, "https://"))
         return gguf::unexpected(bad(text, "not an http://, https:// or hf:// URL"));
     for (char c : text) {
@@ -192,8 +212,56 @@ gguf::result<std::string> resolve_checked(std::string_view text) {
     std::string url(text);
     // the scheme in lower case: libcurl and our checks expect it so
     for (std::size_t i = 0; i < scheme; ++i) url[i] = lower(url[i]);
-    if (file_name_of(url).empty()) return gguf::unexpected(bad(text, "the URL does not name a file (its path ends in '/')"));
     return url;
+}
+
+gguf::result<std::string> resolve_checked(std::string_view text) {
+    if (starts_with_ci(text, "hf://")) return resolve_hf(text);
+    auto url = checked_http(text);
+    if (!url) return url;
+    if (file_name_of(*url).empty()) return gguf::unexpected(bad(text, "the URL does not name a file (its path ends in '/')"));
+    return url;
+}
+
+// A name usable as a directory's: not empty, "." or "..", no '/', '\' or NUL.
+bool directory_name_ok(std::string_view s) noexcept {
+    return !s.empty() && s != "." && s != ".." && s.find_first_of(std::string_view("/\\\0", 3)) == std::string_view::npos;
+}
+
+gguf::result<directory_location> resolve_directory_checked(std::string_view text) {
+    directory_location d;
+    if (starts_with_ci(text, "hf://")) {
+        auto n = parse_hf(text, false);
+        if (!n) return gguf::unexpected(std::move(n).error());
+        d.base = hub_base(*n);
+        d.name = std::string(n->repo);
+        return d;
+    }
+    auto url = checked_http(text);
+    if (!url) return gguf::unexpected(std::move(url).error());
+    if (url->find_first_of("?#") != std::string::npos)
+        return gguf::unexpected(bad(text, "a directory's URL may not hold a query string or fragment (its files' names are appended)"));
+    d.base = std::move(*url);
+    if (split_url(d.base).path_begin == std::string_view::npos || d.base.back() != '/') d.base += '/';
+    // the last non-empty path segment; for a Hub resolve URL (.../REPO/resolve/REVISION/), REPO
+    std::vector<std::string> segments;
+    const url_parts p = split_url(d.base);
+    std::string_view path = std::string_view(d.base).substr(p.path_begin, p.path_end - p.path_begin);
+    while (!path.empty()) {
+        const std::size_t slash = path.find('/');
+        const std::string_view seg = path.substr(0, slash);
+        if (!seg.empty()) segments.push_back(percent_decode(seg));
+        if (slash == std::string_view::npos) break;
+        path.remove_prefix(slash + 1);
+    }
+    if (segments.size() >= 3 && segments[segments.size() - 2] == "resolve") {
+        d.name = segments[segments.size() - 3];
+    } else if (!segments.empty()) {
+        d.name = segments.back();
+    }
+    if (!directory_name_ok(d.name))
+        return gguf::unexpected(bad(text, "the URL's path has no last segment to name the checkpoint by (http://HOST/…/NAME/)"));
+    return d;
 }
 
 }  // namespace
@@ -205,6 +273,16 @@ gguf::result<std::string> resolve(std::string_view text) noexcept {
         return gguf::unexpected(gguf::out_of_memory_error("resolving the URL"));
     }
 }
+
+gguf::result<directory_location> resolve_directory(std::string_view text) noexcept {
+    try {
+        return resolve_directory_checked(text);
+    } catch (const std::bad_alloc&) {
+        return gguf::unexpected(gguf::out_of_memory_error("resolving the URL"));
+    }
+}
+
+std::string file_in(const directory_location& dir, std::string_view name) { return dir.base + percent_encode(name, true); }
 
 bool is_remote(std::string_view text) noexcept {
     return starts_with_ci(text, "http://") || starts_with_ci(text, "https://") || starts_with_ci(text, "hf://");

@@ -15,8 +15,10 @@
 #include "minfer/gguf_write/writer.hpp"
 #include "minfer/quant/dequantize.hpp"
 #include "minfer/quant/type_plan.hpp"
+#include "minfer/toolbox/remote_settings.hpp"
 #include "output_parts.hpp"
 #include "quantize_internal.hpp"
+#include "remote_checkpoint.hpp"
 
 namespace minfer::toolbox {
 namespace {
@@ -141,6 +143,52 @@ private:
     std::uint64_t size_;
 };
 
+// Where a URL's spool goes: beside the output (in it when it is a directory), on its file system.
+std::filesystem::path spool_parent(const std::filesystem::path& output) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(output, ec)) return output;
+    return output.parent_path();
+}
+
+// The byte ranges of the checkpoint tensors planned tensor `t` reads, by shard file name.
+std::vector<detail::shard_range> input_ranges(const cv::model_plan& p, const cv::planned_tensor& t) {
+    std::vector<detail::shard_range> ranges;
+    for (std::uint32_t i : t.inputs) {
+        const cv::checkpoint_tensor& in = p.weights->tensors()[i];
+        const cv::safetensors_file& shard = p.weights->shards()[in.shard];
+        ranges.push_back({std::filesystem::path(shard.path()).filename().string(), shard.data_offset() + in.entry->data_begin, in.entry->n_bytes()});
+    }
+    return ranges;
+}
+
+// A remote tensor's inputs, fetched on the first fill and given back when its last byte is produced
+// (or when the source goes, whichever is first).
+class input_lease {
+public:
+    input_lease(detail::remote_checkpoint& remote, std::vector<detail::shard_range> ranges)
+        : remote_(remote), ranges_(std::move(ranges)) {}
+    ~input_lease() { release(); }
+    input_lease(const input_lease&) = delete;
+    input_lease& operator=(const input_lease&) = delete;
+
+    gguf::result<void> acquire() {
+        if (held_ || ranges_.empty()) return {};
+        if (auto r = remote_.fetch(ranges_); !r) return r;
+        held_ = true;
+        return {};
+    }
+    void release() noexcept {
+        if (!held_) return;
+        remote_.release(ranges_);
+        held_ = false;
+    }
+
+private:
+    detail::remote_checkpoint& remote_;
+    std::vector<detail::shard_range> ranges_;
+    bool held_ = false;
+};
+
 // The f32 conversion's tensors for toolbox::quantize (quantize_internal.hpp's tensor_values): each
 // tensor's stream made on first use and dropped after its last row.
 struct f32_values {
@@ -148,6 +196,25 @@ struct f32_values {
     std::map<std::string, std::size_t, std::less<>> index;
     std::mutex lock;
     std::map<std::size_t, std::shared_ptr<cv::tensor_stream>> open;
+    detail::remote_checkpoint* remote = nullptr;  // a URL's: each tensor's inputs leased while it is read
+    std::map<std::size_t, std::shared_ptr<input_lease>> leases;
+
+    // Tensor i's inputs at hand (fetched on first use for a URL).
+    gguf::result<void> acquire(std::size_t i) {
+        if (remote == nullptr || plan->tensors[i].inputs.empty()) return {};
+        std::shared_ptr<input_lease> lease;
+        {
+            std::lock_guard<std::mutex> g(lock);
+            auto& slot = leases[i];
+            if (!slot) slot = std::make_shared<input_lease>(*remote, input_ranges(*plan, plan->tensors[i]));
+            lease = slot;
+        }
+        return lease->acquire();
+    }
+    void release(std::size_t i) {
+        std::lock_guard<std::mutex> g(lock);
+        leases.erase(i);  // the lease's destructor gives the ranges back
+    }
 
     gguf::result<std::size_t> find(const gguf::tensor_ref& ref) {
         const auto it = index.find(ref.info->name);
@@ -162,8 +229,39 @@ struct f32_values {
     }
 };
 
+
+
 gguf::result<convert_report> convert_and_quantize(const convert_request& rq, const quant::file_type_name& type,
                                                   const convert_events& events);
+
+// The plan of the checkpoint at rq.input: a directory as it is; a URL through a spool (`remote`,
+// which the caller keeps alive while the plan is read), its errors naming the URL's files.
+gguf::result<cv::model_plan> plan_input(const convert_request& rq, const cv::conversion_options& options,
+                                        std::unique_ptr<detail::remote_checkpoint>& remote) {
+    std::filesystem::path input = rq.input;
+    if (names_remote_model(rq.input.string())) {
+        remote = std::make_unique<detail::remote_checkpoint>(rq.remote);
+        auto dir = remote->open(rq.input.string(), spool_parent(rq.output));
+        if (!dir) return unexpected(std::move(dir).error());
+        input = *dir;
+    }
+    auto planned = cv::plan_conversion(input, options);
+    if (!planned) {
+        gguf::error e = std::move(planned).error();
+        if (remote) remote->relocate(e);
+        return unexpected(std::move(e));
+    }
+    if (remote) remote->detach();  // read: the spool's names go, its open shards stay
+    return planned;
+}
+
+// The checkpoint tensors a plan reads (each is the input of one output tensor: read once).
+std::uint64_t planned_input_bytes(const cv::model_plan& plan) {
+    std::uint64_t n = 0;
+    for (const cv::planned_tensor& t : plan.tensors)
+        for (std::uint32_t in : t.inputs) n += plan.weights->tensors()[in].entry->n_bytes();
+    return n;
+}
 
 }  // namespace
 
@@ -193,7 +291,10 @@ gguf::result<convert_report> convert(const convert_request& rq, const convert_ev
     options.model_name = rq.model_name;
     options.pre = rq.pre;
     options.vocab_only = rq.vocab_only;
-    auto planned = cv::plan_conversion(rq.input, options);
+    // A URL: a spool directory made of its files (remote_checkpoint.hpp); it outlives everything below
+    // that reads it (declared first, destroyed last).
+    std::unique_ptr<detail::remote_checkpoint> remote;
+    auto planned = plan_input(rq, options, remote);
     if (!planned) return unexpected(std::move(planned).error());
     auto plan = std::make_shared<const cv::model_plan>(*std::move(planned));
 
@@ -227,11 +328,26 @@ gguf::result<convert_report> convert(const convert_request& rq, const convert_ev
         o.type = t.type;
         o.ne = t.ne;
         o.n_bytes = t.n_bytes;
-        o.source = [plan, i, n = t.n_bytes] {
-            auto stream = std::make_shared<cv::tensor_stream>(*plan, i);
-            return gguf::tensor_source::callback(
-                n, [plan, stream](std::uint64_t offset, std::span<std::byte> out) { return stream->fill(offset, out); });
-        };
+        if (remote && !t.inputs.empty()) {
+            detail::remote_checkpoint* rc = remote.get();
+            o.source = [plan, i, n = t.n_bytes, rc] {
+                auto stream = std::make_shared<cv::tensor_stream>(*plan, i);
+                auto lease = std::make_shared<input_lease>(*rc, input_ranges(*plan, plan->tensors[i]));
+                return gguf::tensor_source::callback(
+                    n, [plan, stream, lease, n](std::uint64_t offset, std::span<std::byte> out) -> gguf::result<void> {
+                        if (auto r = lease->acquire(); !r) return r;
+                        auto r = stream->fill(offset, out);
+                        if (!r || offset + out.size() >= n) lease->release();  // its bytes are all produced
+                        return r;
+                    });
+            };
+        } else {
+            o.source = [plan, i, n = t.n_bytes] {
+                auto stream = std::make_shared<cv::tensor_stream>(*plan, i);
+                return gguf::tensor_source::callback(
+                    n, [plan, stream](std::uint64_t offset, std::span<std::byte> out) { return stream->fill(offset, out); });
+            };
+        }
         tensors.push_back(std::move(o));
     }
 
@@ -242,14 +358,22 @@ gguf::result<convert_report> convert(const convert_request& rq, const convert_ev
     orq.split_max_bytes = rq.split_max_bytes;
     orq.split_max_tensors = rq.split_max_tensors;
     orq.overwrite = rq.overwrite;
-    if (plan->weights)
+    if (plan->weights && !remote)  // a spool's shards are no file the output could name
         for (const cv::safetensors_file& shard : plan->weights->shards()) orq.inputs.push_back(shard.path());
     auto layout = detail::lay_out(tensors, [&plan](gguf::writer& w) { put_keys(w, *plan); }, orq);
     if (!layout) return unexpected(std::move(layout).error());
     for (const detail::laid_out_part& part : layout->parts)
         report.outputs.push_back({part.path, part.file_size, part.tensor_count});
+    if (remote) {
+        const std::uint64_t planned_bytes = planned_input_bytes(*plan);
+        report.fetched = remote->totals();
+        report.fetched.planned_bytes = planned_bytes;
+        if (rq.dry_run) return report;
+        if (auto r = remote->start_tensors(planned_bytes); !r) return unexpected(std::move(r).error());
+    }
     if (rq.dry_run) return report;
     if (auto r = detail::write_out(*layout, rq.overwrite, events.progress); !r) return unexpected(std::move(r).error());
+    if (remote) report.fetched = remote->totals();
     report.written = true;
     return report;
 }
@@ -266,9 +390,11 @@ gguf::result<convert_report> convert_and_quantize(const convert_request& rq, con
     options.model_name = rq.model_name;
     options.pre = rq.pre;
     options.vocab_only = rq.vocab_only;
-    auto planned = cv::plan_conversion(rq.input, options);
+    std::unique_ptr<detail::remote_checkpoint> remote;  // a URL's spool: outlives its readers below
+    auto planned = plan_input(rq, options, remote);
     if (!planned) return unexpected(std::move(planned).error());
     auto values = std::make_shared<f32_values>();
+    values->remote = remote.get();
     values->plan = std::make_shared<const cv::model_plan>(*std::move(planned));
     const cv::model_plan& plan = *values->plan;
 
@@ -293,10 +419,14 @@ gguf::result<convert_report> convert_and_quantize(const convert_request& rq, con
         auto i = values->find(ref);
         if (!i) return unexpected(std::move(i).error());
         auto stream = std::make_shared<cv::tensor_stream>(*values->plan, *i);
-        return gguf::tensor_source::callback(values->plan->tensors[*i].n_bytes,
-                                             [values, stream](std::uint64_t offset, std::span<std::byte> out) {
-                                                 return stream->fill(offset, out);
-                                             });
+        const std::size_t index = *i;
+        const std::uint64_t n = values->plan->tensors[index].n_bytes;
+        return gguf::tensor_source::callback(n, [values, stream, index, n](std::uint64_t offset, std::span<std::byte> out) -> gguf::result<void> {
+            if (auto r = values->acquire(index); !r) return r;
+            auto r = stream->fill(offset, out);
+            if (!r || offset + out.size() >= n) values->release(index);
+            return r;
+        });
     };
     tv.read = [values](const gguf::tensor_ref& ref, std::uint64_t first, std::span<float> out) -> gguf::result<void> {
         auto i = values->find(ref);
@@ -308,12 +438,16 @@ gguf::result<convert_report> convert_and_quantize(const convert_request& rq, con
             if (!slot) slot = std::make_shared<cv::tensor_stream>(*values->plan, *i);
             stream = slot;
         }
+        if (auto a = values->acquire(*i); !a) return a;
         const std::uint64_t per_row = stream->row_values();
         const std::uint64_t row = first / per_row, n = out.size() / per_row;
         auto r = stream->rows_f32(row, n, out);
-        if (row + n == stream->rows()) {
-            std::lock_guard<std::mutex> g(values->lock);
-            values->open.erase(*i);
+        if (!r || row + n == stream->rows()) {
+            {
+                std::lock_guard<std::mutex> g(values->lock);
+                values->open.erase(*i);
+            }
+            values->release(*i);
         }
         return r;
     };
@@ -331,8 +465,10 @@ gguf::result<convert_report> convert_and_quantize(const convert_request& rq, con
     qrq.dry_run = rq.dry_run;
     qrq.overwrite = rq.overwrite;
     std::vector<std::filesystem::path> inputs;
-    if (plan.weights)
+    if (plan.weights && !remote)  // a spool's shards are no file the output could name
         for (const cv::safetensors_file& shard : plan.weights->shards()) inputs.push_back(shard.path());
+    if (remote && !rq.dry_run)
+        if (auto r = remote->start_tensors(planned_input_bytes(plan)); !r) return unexpected(std::move(r).error());
     quantize_events qev;
     qev.progress = events.progress;
     auto q = quantize_detail::quantize_model(*model, &tv, inputs, qrq, qev);
@@ -365,6 +501,10 @@ gguf::result<convert_report> convert_and_quantize(const convert_request& rq, con
     for (const quantize_output& o : q->outputs) report.outputs.push_back({o.path, o.file_size, o.tensor_count});
     report.output_tensor_bytes = q->output_tensor_bytes;
     report.written = q->written;
+    if (remote) {
+        report.fetched = remote->totals();
+        report.fetched.planned_bytes = planned_input_bytes(plan);
+    }
     return report;
 }
 

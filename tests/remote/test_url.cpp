@@ -58,6 +58,38 @@ TEST(Url, HttpUrlsAreChecked) {
     }
 }
 
+TEST(Url, CheckpointDirectories) {
+    auto d = remote::resolve_directory("hf://Qwen/Qwen3-0.6B");
+    ASSERT_TRUE(d) << d.error().message();
+    EXPECT_EQ(d->base, "https://huggingface.co/Qwen/Qwen3-0.6B/resolve/main/");
+    EXPECT_EQ(d->name, "Qwen3-0.6B");
+    EXPECT_EQ(remote::file_in(*d, "model-00001-of-00002.safetensors"),
+              "https://huggingface.co/Qwen/Qwen3-0.6B/resolve/main/model-00001-of-00002.safetensors");
+    d = remote::resolve_directory("hf://o/r@refs/pr/1");
+    ASSERT_TRUE(d);
+    EXPECT_EQ(d->base, "https://huggingface.co/o/r/resolve/refs%2Fpr%2F1/");
+    EXPECT_EQ(d->name, "r");
+    d = remote::resolve_directory("HTTP://127.0.0.1:8080/models/Tiny-Qwen3");
+    ASSERT_TRUE(d);
+    EXPECT_EQ(d->base, "http://127.0.0.1:8080/models/Tiny-Qwen3/");
+    EXPECT_EQ(d->name, "Tiny-Qwen3");
+    d = remote::resolve_directory("https://huggingface.co/meta-llama/Llama-3.2-1B/resolve/main/");
+    ASSERT_TRUE(d);
+    EXPECT_EQ(d->name, "Llama-3.2-1B");
+    EXPECT_EQ(remote::file_in(*d, "a b.json"), "https://huggingface.co/meta-llama/Llama-3.2-1B/resolve/main/a%20b.json");
+    d = remote::resolve_directory("http://h/x/My%20Model/");
+    ASSERT_TRUE(d);
+    EXPECT_EQ(d->name, "My Model");
+    for (const char* bad : {"hf://o", "hf://o/r/file.json", "hf://o/r@", "hf://o/r@a..b", "http://h", "http://h/",
+                            "http://h/m?x=1", "http://h/m#f", "http://h/%2E%2E/", "ftp://h/m/", "http://u:p@h/m/"}) {
+        auto r = remote::resolve_directory(bad);
+        EXPECT_FALSE(r) << bad;
+        if (!r) {
+            EXPECT_EQ(r.error().code, errc::bad_value_text) << bad;
+        }
+    }
+}
+
 TEST(Url, FileNameAndSibling) {
     EXPECT_EQ(remote::file_name("http://h/a/m-00001-of-00003.gguf"), "m-00001-of-00003.gguf");
     EXPECT_EQ(remote::file_name("http://h/a/m-00001-of-00003.gguf?sig=abc/def#x"), "m-00001-of-00003.gguf");

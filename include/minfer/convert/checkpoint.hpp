@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -83,5 +84,11 @@ private:
     std::vector<checkpoint_tensor> tensors_;
     std::vector<std::uint32_t> by_name_;  // indices into tensors_
 };
+
+/// The shard file names the index at `index_path` (a model.safetensors.index.json) names, sorted by name
+/// (the order checkpoint::open opens them), the index read and checked as checkpoint::open reads it (bare
+/// file names only). For a reader that must fetch the shards before the checkpoint is opened
+/// (toolbox::convert of a URL). @returns codes::bad_checkpoint_index, io_error, out_of_memory.
+gguf::result<std::vector<std::string>> checkpoint_shard_names(const std::filesystem::path& index_path) noexcept;
 
 }  // namespace minfer::convert

@@ -18,6 +18,22 @@ bool is_remote(std::string_view text) noexcept;
 /// out_of_memory.
 gguf::result<std::string> resolve(std::string_view text) noexcept;
 
+/// A checkpoint directory named by URL (`minfer convert URL`): the URL its files are under, and its name.
+struct directory_location {
+    std::string base;  ///< an http(s) URL ending in '/': a file's URL is base + its name, percent-encoded
+    std::string name;  ///< the directory's name (a Hub repository's): never empty, ".", ".." or with a '/'
+};
+
+/// hf://OWNER/REPO[@REVISION] → https://huggingface.co/OWNER/REPO/resolve/REVISION/ (main by default), named
+/// REPO; an http(s) URL checked as resolve() checks it, with a '/' added when its path does not end in one (no
+/// query string or fragment), named by its last path segment (for a Hub URL .../REPO/resolve/REVISION/, REPO).
+/// @returns bad_value_text (detail = what is wrong), out_of_memory.
+gguf::result<directory_location> resolve_directory(std::string_view text) noexcept;
+
+/// The URL of the file `name` (a relative path: '/' kept, everything else not unreserved percent-encoded)
+/// of the directory. Throws std::bad_alloc.
+std::string file_in(const directory_location& dir, std::string_view name);
+
 /// The URL's last path segment, percent-decoded, without query string or fragment. Like
 /// gguf::source_opener::file_name, whose answer it is, it throws std::bad_alloc when the string
 /// cannot be made (model::open turns that into out_of_memory).

@@ -18,11 +18,18 @@
 #include "minfer/gguf/result.hpp"
 #include "minfer/gguf/types.hpp"
 #include "minfer/toolbox/output_file.hpp"
+#include "minfer/toolbox/remote_settings.hpp"
 
 namespace minfer::toolbox {
 
 struct convert_request {
-    std::filesystem::path input;   ///< the checkpoint directory
+    /// The checkpoint directory, or a URL of one: http(s)://…/ (its files are the URL + their names) or
+    /// hf://OWNER/REPO[@REVISION] (the Hub's resolve URLs of that revision, main by default). A URL is
+    /// read through a spool directory beside the output (removed once the checkpoint is planned, its
+    /// shards kept open): the small files whole, the
+    /// shards' headers, then each tensor's byte ranges just before it is converted, given back after it
+    /// (docs/CONVERT.md, "Remote checkpoints").
+    std::filesystem::path input;
     /// The output file, or the split set's prefix; a directory: the reference's default name in it
     /// (gguf-py's naming convention, e.g. "Qwen3-0.6B-F16.gguf"); {ftype} / {outtype} in the file name
     /// (or {FTYPE}, {OUTTYPE}, {}) are the output type, as the reference fills them.
@@ -38,6 +45,10 @@ struct convert_request {
     unsigned threads = 0;  ///< quantizing threads (0: one per hardware thread); the bytes do not depend on it
     bool dry_run = false;
     bool overwrite = false;
+    /// For a URL: --max-fetch (unset: no limit but the checkpoint's own: each small file under its
+    /// reader's cap, the shards' headers, then exactly the tensor bytes the plan reads), --timeout
+    /// (unset: 60 s for the files and headers, then 60 s plus 1 s per MiB of tensors), the Hub token.
+    remote_settings remote;
 };
 
 struct converted_tensor {
@@ -58,6 +69,9 @@ struct convert_report {
     std::uint64_t input_bytes = 0;   ///< the checkpoint's tensor bytes
     std::uint64_t output_tensor_bytes = 0;
     std::vector<std::string> warnings;
+    /// For a URL: what was fetched (head_bytes: the small files and the shards' headers; planned_bytes:
+    /// the tensor bytes the plan reads, fetched only when writing).
+    fetch_totals fetched;
     bool written = false;
 };
 
@@ -67,8 +81,11 @@ struct convert_events {
 };
 
 /// Plan and (unless dry_run) write. Everything but the tensor values is checked before an output is
-/// created. Errors: minfer::convert's (the input), bad_value_text (outtype; a split limit of 0),
-/// the quantizer's, the writer's, io_error.
+/// created. Errors: minfer::convert's (the input), bad_value_text (outtype; a split limit of 0; a
+/// bad URL), the quantizer's, the writer's, io_error; for a URL, minfer::remote's (http_status,
+/// transfer_failed, bad_content_range, range_ignored, fetch_budget_exceeded, library_unavailable; file =
+/// the URL; the input's errors name the URL of the file too), unsupported_config in a build without
+/// minfer::remote.
 gguf::result<convert_report> convert(const convert_request& request, const convert_events& events = {});
 
 }  // namespace minfer::toolbox
