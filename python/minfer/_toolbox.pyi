@@ -171,6 +171,8 @@ def convert(
     dry_run: bool,
     overwrite: bool,
     progress: Optional[Callable[[int, int], object]],
+    max_fetch: Optional[int],
+    timeout: Optional[float],
 ) -> Dict[str, Any]:
     """The fields of minfer.toolbox.ConvertResult (tensors and outputs as dicts)."""
 

@@ -1085,6 +1085,9 @@ class ConvertResult:
     warnings: List[str]
     file_size: int
     """The sum of the outputs' sizes: exact in a dry run too."""
+    #: What was fetched from a checkpoint given as a URL: ``head_bytes`` (its small files and
+    #: headers), ``tensor_bytes_planned``, ``bytes``, ``requests`` (all 0 for a directory).
+    fetched: Dict[str, int]
 
 
 def convert(model: PathLike, outfile: PathLike, *,
@@ -1098,7 +1101,9 @@ def convert(model: PathLike, outfile: PathLike, *,
             threads: int = 0,
             dry_run: bool = False,
             overwrite: bool = False,
-            progress: Optional[Callable[[int, int], object]] = None) -> ConvertResult:
+            progress: Optional[Callable[[int, int], object]] = None,
+            max_fetch: Union[int, str, None] = None,
+            timeout: Optional[float] = None) -> ConvertResult:
     """Convert a Hugging Face safetensors checkpoint to GGUF (``minfer convert``), through the same
     library call as the command: the file llama.cpp's ``convert_hf_to_gguf.py`` writes with the same
     options, byte for byte (Llama with SentencePiece or BPE tokenizers, Mistral-style Llama
@@ -1106,12 +1111,14 @@ def convert(model: PathLike, outfile: PathLike, *,
 
     ``model``: the checkpoint directory (``config.json``, ``model.safetensors`` or its shards with
     ``model.safetensors.index.json``, ``tokenizer.model`` and/or ``tokenizer.json``,
-    ``tokenizer_config.json``). ``outfile``: the GGUF file (with a split limit, the set's prefix:
+    ``tokenizer_config.json``), or its URL (``http(s)://…/``, ``hf://OWNER/REPO[@REVISION]``: read
+    with range requests, each byte needed fetched once; ``$HF_TOKEN`` is sent to the Hub only). ``outfile``: the GGUF file (with a split limit, the set's prefix:
     ``<outfile without .gguf>-00001-of-0000N.gguf``). The options are the reference's, with underscores:
 
     - ``outtype``: ``"f32"``, ``"f16"``, ``"bf16"``, ``"q8_0"`` or ``"auto"`` (BF16 stays BF16, else
-      F16), as the reference; or a llama-quantize type in any case (``"Q4_K_M"``, ``"IQ4_XS"``): the
-      file llama-quantize writes from the reference's f32 output, in one pass without that file.
+      F16), as the reference (lower case, as it spells them); or a llama-quantize type (``"Q4_K_M"``,
+      ``"IQ4_XS"``; ``"F16"`` in upper case is llama-quantize's): the file llama-quantize writes from the
+      reference's f32 output, in one pass without that file.
     - ``model_name``: ``general.name`` (default: from the model card or the directory's name).
     - ``pre``: the BPE pre-tokenizer (``tokenizer.ggml.pre``, e.g. ``"llama-bpe"``, ``"qwen2"``)
       when the hash of the tokenizer's check text is not a known one (refused otherwise, never
@@ -1124,6 +1131,9 @@ def convert(model: PathLike, outfile: PathLike, *,
     - ``dry_run``: plan and size everything, write nothing; ``outputs`` and ``file_size`` are the
       sizes the write would give, exactly.
     - ``overwrite``: replace an existing output (never one of the checkpoint's files).
+    - ``max_fetch`` / ``timeout``: for a URL, as :func:`assemble`'s (default: the checkpoint itself —
+      its small files, headers and the tensor bytes the plan reads, checked before any tensor byte
+      is asked; the whole call's seconds).
 
     ``progress(done, total)`` as :func:`quantize`'s: bytes written, called with the GIL held; an
     exception it raises stops the run and is raised, nothing written. The work runs without the GIL.
@@ -1148,7 +1158,8 @@ def convert(model: PathLike, outfile: PathLike, *,
         _path(model, "model"), _path(outfile, "outfile"), _text(outtype, "outtype"),
         None if model_name is None else _text(model_name, "model_name"), None if pre is None else _text(pre, "pre"),
         _bool(vocab_only, "vocab_only"), im, max_bytes, max_tensors, _int(threads, "threads", 0, 2**32 - 1),
-        _bool(dry_run, "dry_run"), _bool(overwrite, "overwrite"), progress)
+        _bool(dry_run, "dry_run"), _bool(overwrite, "overwrite"), progress,
+        None if max_fetch is None else parse_size(max_fetch, "max_fetch"), _timeout(timeout))
     return ConvertResult(**r)
 
 

@@ -7,15 +7,13 @@
 // Progress: called from the library's writing thread with the GIL taken; an exception it raises is
 // kept, ends the run (nothing has been named yet) and is raised here.
 //
-// Not here yet: URL input. toolbox::convert_request reads a local directory only on this branch; the
-// work in progress on branch convert-remote adds `remote_settings remote` to the request and a
-// `fetched` record to the report. When it lands, the function takes max_fetch and timeout and sets
-// rq.remote (max_fetch, timeout_s, hf_token from $HF_TOKEN) and the dict gains "fetched", exactly as
-// toolbox_assemble.cpp does; minfer.toolbox.convert then documents them as assemble's.
+// A checkpoint given by URL (http(s)://…/, hf://OWNER/REPO[@REVISION]): max_fetch and timeout as
+// toolbox_assemble.cpp sets them, $HF_TOKEN sent to the Hub only; the dict's "fetched" says what was.
 #include <pybind11/functional.h>
 #include <pybind11/stl.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -77,6 +75,12 @@ py::dict report_dict(const ::minfer::toolbox::convert_report& rep) {
     r["tensors"] = tensors;
     r["warnings"] = warnings;
     r["file_size"] = total;
+    py::dict fetched;
+    fetched["head_bytes"] = rep.fetched.head_bytes;
+    fetched["tensor_bytes_planned"] = rep.fetched.planned_bytes;
+    fetched["bytes"] = rep.fetched.bytes;
+    fetched["requests"] = rep.fetched.requests;
+    r["fetched"] = fetched;
     return r;
 }
 
@@ -84,7 +88,7 @@ py::dict convert(const std::string& model, const std::string& outfile, const std
                  const std::optional<std::string>& model_name, const std::optional<std::string>& pre, bool vocab_only,
                  const std::optional<std::string>& imatrix, std::optional<std::uint64_t> split_max_bytes,
                  std::optional<std::uint64_t> split_max_tensors, unsigned threads, bool dry_run, bool overwrite,
-                 const py::object& progress) {
+                 const py::object& progress, std::optional<std::uint64_t> max_fetch, std::optional<double> timeout) {
     ::minfer::toolbox::convert_request rq;
     rq.input = fs::path(model);
     rq.output = fs::path(outfile);
@@ -98,6 +102,9 @@ py::dict convert(const std::string& model, const std::string& outfile, const std
     rq.threads = threads;
     rq.dry_run = dry_run;
     rq.overwrite = overwrite;
+    rq.remote.max_fetch = max_fetch;
+    rq.remote.timeout_s = timeout;
+    if (const char* token = std::getenv("HF_TOKEN"); token != nullptr) rq.remote.hf_token = token;  // sent to the Hub only
 
     progress_relay relay(progress);
     ::minfer::toolbox::convert_events events;
@@ -123,8 +130,8 @@ py::dict convert(const std::string& model, const std::string& outfile, const std
 void register_convert(py::module_& m) {
     m.def("convert", &convert, py::arg("model"), py::arg("outfile"), py::arg("outtype"), py::arg("model_name"), py::arg("pre"),
           py::arg("vocab_only"), py::arg("imatrix"), py::arg("split_max_bytes"), py::arg("split_max_tensors"), py::arg("threads"),
-          py::arg("dry_run"), py::arg("overwrite"), py::arg("progress"),
-          "A Hugging Face checkpoint directory to GGUF as convert_hf_to_gguf.py writes it (minfer convert). "
+          py::arg("dry_run"), py::arg("overwrite"), py::arg("progress"), py::arg("max_fetch"), py::arg("timeout"),
+          "A Hugging Face checkpoint (a directory or a URL) to GGUF as convert_hf_to_gguf.py writes it (minfer convert). "
           "Returns the report as a dict.");
 }
 

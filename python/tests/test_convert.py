@@ -292,7 +292,8 @@ def test_own_checkpoint_report_equals_the_command_json(tmp_path, tiny, minfer_cl
         py = minfer.convert(d, out, pre="llama-bpe", overwrite=True, **kwargs)
         cli = json.loads(subprocess.run([str(minfer_cli), "convert", str(d), "-o", str(out), "--pre", "llama-bpe", "--json",
                                          "--force", *flags], check=True, capture_output=True, text=True).stdout)
-        mine = {k: v for k, v in vars(py).items() if k != "file_size"}
+        mine = {k: v for k, v in vars(py).items() if k not in ("file_size", "fetched")}
+        assert py.fetched == {"head_bytes": 0, "tensor_bytes_planned": 0, "bytes": 0, "requests": 0}  # a directory
         # the JSON names types as ggml does ("q4_K"), TensorType as gguf-py does ("Q4_K")
         mine["tensors"] = [dict(e, type=str(e["type"]).lower(), ne=list(e["ne"])) for e in py.tensors]
         cli["tensors"] = [dict(e, type=e["type"].lower()) for e in cli["tensors"]]
