@@ -368,3 +368,37 @@ def test_own_checkpoint_vocab_only(tmp_path, tiny):
     assert r.outputs == [{"path": str(p), "file_size": p.stat().st_size, "tensor_count": 0}]
     with minfer.open(p) as m:
         assert len(m.tensors) == 0 and m.metadata["tokenizer.ggml.model"] == "gpt2"
+
+
+def test_a_url_gives_the_directorys_file_fetching_each_byte_once(tmp_path, tiny):
+    """The checkpoint served over HTTP (test_remote.py's range server): the same bytes as the directory,
+    and what was fetched is the checkpoint's files, each once."""
+    import http.server
+    import threading
+
+    from test_remote import RangeHandler
+
+    d, _ = tiny
+    local = minfer.convert(d, tmp_path / "local.gguf", pre="llama-bpe", outtype="q8_0")
+    handler = type("H", (RangeHandler,), {"root": d, "sent": 0, "ignore_ranges": False})
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{httpd.server_address[1]}/{d.name}/"
+        handler.root = d.parent
+        out = tmp_path / "remote.gguf"
+        r = minfer.convert(url, out, pre="llama-bpe", outtype="q8_0", timeout=30)
+        assert out.read_bytes() == (tmp_path / "local.gguf").read_bytes()
+        assert r.fetched["bytes"] == handler.sent > 0
+        # every byte needed once: the files the converter reads, whole (model.safetensors in ranges)
+        read = [p for p in d.iterdir() if p.name in ("config.json", "model.safetensors", "tokenizer.json",
+                                                      "tokenizer_config.json", "special_tokens_map.json",
+                                                      "generation_config.json")]
+        assert r.fetched["bytes"] == sum(p.stat().st_size for p in read)
+        assert r.fetched["tensor_bytes_planned"] == local.input_tensor_bytes
+        with pytest.raises(minfer.GGUFIOError, match="more than the fetch budget of 1000"):
+            minfer.convert(url, tmp_path / "small.gguf", pre="llama-bpe", max_fetch=1000)
+        assert not (tmp_path / "small.gguf").exists()
+    finally:
+        httpd.shutdown()
+        httpd.server_close()

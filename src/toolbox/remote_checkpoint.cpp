@@ -265,7 +265,12 @@ gguf::result<std::filesystem::path> remote_checkpoint::open(const std::string& l
     s.head_budget = std::make_unique<remote::fetch_budget>(s.settings.max_fetch.value_or(UINT64_MAX));
     remote::global_init();
     for (const small_file& f : small_files)
-        if (auto r = s.fetch_small(f); !r) return gguf::unexpected(std::move(r).error());
+        if (auto r = s.fetch_small(f); !r) {
+            gguf::error e = std::move(r).error();
+            // the budget ran out on the checkpoint's files (the loader's wording would speak of a GGUF head)
+            if (e.code == gguf::errc::fetch_budget_exceeded && e.detail.empty()) e.detail = "the checkpoint's small files and headers";
+            return gguf::unexpected(std::move(e));
+        }
     const std::filesystem::path index = s.dir / cv::checkpoint_index_name;
     std::error_code ec;
     if (std::filesystem::exists(index, ec)) {
