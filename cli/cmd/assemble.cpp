@@ -160,10 +160,7 @@ int run(out_buffer& out) {
         return report_error(e);
     }
     for (const std::string& w : r->warnings) fmt::print(stderr, "Warning: {}\n", w);
-    if (any_remote(r->fetched) && (remote_opt.stats || ::isatty(STDERR_FILENO) == 1))
-        fmt::print(stderr, "fetched {} bytes in {} from {} ({} of heads, {} of tensors)\n", r->fetched.bytes,
-                   plural(r->fetched.requests, "request", "requests"), plural(r->fetched.files, "remote file", "remote files"),
-                   r->fetched.head_bytes, r->fetched.bytes - r->fetched.head_bytes);
+    print_fetch_totals(remote_opt, r->fetched, "heads");
     if (opt.json) {
         print_json(out, *r);
     } else if (!opt.quiet || opt.dry_run) {

@@ -75,9 +75,7 @@ int run(out_buffer& out) {
         if (auto w = toolbox::write_report_page(*r, opt.output, opt.force); !w) return report_error(w.error());
     }
     if (opt.json) out.write(r->json);
-    if (r->fetched.files > 0 && (remote_opt.stats || ::isatty(STDERR_FILENO) == 1))
-        fmt::print(stderr, "fetched {} bytes in {} from {}\n", r->fetched.bytes, plural(r->fetched.requests, "request", "requests"),
-                   plural(r->fetched.files, "remote file", "remote files"));
+    print_fetch_totals(remote_opt, r->fetched);
     if (!opt.output.empty() && !opt.quiet && !opt.json)
         out.print("Wrote {}: {} tensors{}\n", gguf::escape(opt.output), r->tensors,
                   opt.models.size() == 2 ? fmt::format(", {} compared", r->compared) : std::string());

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "exit_codes.hpp"
+#include "plural.hpp"
 #include "minfer/gguf/text.hpp"
 #include "minfer/gguf_write/in_place.hpp"
 #include "minfer/remote/fetch_options.hpp"
@@ -98,6 +99,14 @@ void print_fetch_stats(const remote_args& args) {
     const std::size_t parts = last_fetch->parts.size();
     fmt::print(stderr, "fetched {} bytes in {} request{} from {} part{}\n", last_fetch->bytes_received(),
                last_fetch->requests(), last_fetch->requests() == 1 ? "" : "s", parts, parts == 1 ? "" : "s");
+    std::fflush(stderr);
+}
+
+void print_fetch_totals(const remote_args& args, const toolbox::fetch_totals& f, std::string_view heads) {
+    if (f.files == 0 || (!args.stats && ::isatty(STDERR_FILENO) != 1)) return;
+    fmt::print(stderr, "fetched {} bytes in {} from {}{}\n", f.bytes, plural(f.requests, "request", "requests"),
+               plural(f.files, "remote file", "remote files"),
+               heads.empty() ? std::string() : fmt::format(" ({} of {}, {} of tensors)", f.head_bytes, heads, f.bytes - f.head_bytes));
     std::fflush(stderr);
 }
 

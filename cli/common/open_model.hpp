@@ -45,6 +45,11 @@ gguf::result<gguf::model> open_model_at(const std::string& location, bool no_mma
 /// open_model_at fetched a URL and stderr is a terminal or --stats was given; nothing otherwise.
 void print_fetch_stats(const remote_args& args);
 
+/// After a toolbox command that read URLs (assemble, convert, report): "fetched N bytes in K requests
+/// from M remote files (A of <heads>, B of tensors)" on stderr when it fetched anything and stderr is a
+/// terminal or --stats was given; `heads` empty leaves out the parenthesis.
+void print_fetch_totals(const remote_args& args, const toolbox::fetch_totals& f, std::string_view heads = {});
+
 /// The exit code an error maps to (minfer::toolbox's classification, which the Python module uses too).
 using toolbox::exit_code_for;
 
