@@ -458,7 +458,7 @@ bool parse_model_card(std::string_view text, py_tree& out, card_failure& why) {
             return false;
         }
     }
-    if (yaml.empty()) yaml = "\n";
+    if (yaml.empty()) yaml.push_back('\n');  // not = "\n": g++ 12 -O3 -Werror=restrict false positive
     // the reference's two hacks: the Norway problem, and tabs as two spaces
     yaml = replace_all(std::move(yaml), "- no\n", "- \"no\"\n");
     yaml = replace_all(std::move(yaml), "\t", "  ");

@@ -483,11 +483,16 @@ std::string naming_convention(const std::optional<std::string>& model_name, cons
         return encode(t);
     };
     std::string out = base_name ? dashed(*base_name, true) : model_name ? dashed(*model_name, true) : "ggml-model";
-    if (size_label) out += "-" + *size_label;
-    if (finetune) out += "-" + dashed(*finetune, false);
-    if (version) out += "-" + dashed(*version, false);
-    if (output_type) out += "-" + encode(py_upper(decode(dashed(*output_type, false))));
-    if (model_type) out += "-" + dashed(*model_type, false);
+    // appended part by part: `"-" + std::string` trips g++ 12's -O3 -Werror=restrict false positive
+    auto add = [&out](const std::string& part) {
+        out += '-';
+        out += part;
+    };
+    if (size_label) add(*size_label);
+    if (finetune) add(dashed(*finetune, false));
+    if (version) add(dashed(*version, false));
+    if (output_type) add(encode(py_upper(decode(dashed(*output_type, false)))));
+    if (model_type) add(dashed(*model_type, false));
     return out;
 }
 
