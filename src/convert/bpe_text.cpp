@@ -207,7 +207,7 @@ std::optional<regex> regex::compile(std::string_view pattern, pattern_failure& f
     if (!translate(pattern, translated, failure)) return std::nullopt;
     int error = 0;
     PCRE2_SIZE at = 0;
-    pcre2_code* code = compile_raw(translated, error, at);
+    std::unique_ptr<pcre2_code, code_deleter> code(compile_raw(translated, error, at));  // owned before anything may throw
     if (code == nullptr) {
         std::array<PCRE2_UCHAR, 256> message{};
         pcre2_get_error_message(error, message.data(), message.size());
@@ -216,7 +216,7 @@ std::optional<regex> regex::compile(std::string_view pattern, pattern_failure& f
         return std::nullopt;
     }
     auto c = std::make_shared<compiled>();
-    c->code.reset(code);
+    c->code = std::move(code);
     regex r;
     r.code_ = std::move(c);
     return r;
@@ -224,13 +224,14 @@ std::optional<regex> regex::compile(std::string_view pattern, pattern_failure& f
 
 bool regex::find_all(std::string_view text, std::vector<std::pair<std::size_t, std::size_t>>& matches,
                      std::size_t& failed_at) const {
-    pcre2_match_data* md = pcre2_match_data_create_from_pattern(code_->code.get(), nullptr);
-    pcre2_match_context* mc = pcre2_match_context_create(nullptr);
-    if (md == nullptr || mc == nullptr) {
-        pcre2_match_data_free(md);
-        pcre2_match_context_free(mc);
-        throw std::bad_alloc();
-    }
+    // owned: matches.emplace_back below may throw std::bad_alloc
+    const std::unique_ptr<pcre2_match_data, decltype(&pcre2_match_data_free)> md_owner(
+        pcre2_match_data_create_from_pattern(code_->code.get(), nullptr), &pcre2_match_data_free);
+    const std::unique_ptr<pcre2_match_context, decltype(&pcre2_match_context_free)> mc_owner(
+        pcre2_match_context_create(nullptr), &pcre2_match_context_free);
+    pcre2_match_data* const md = md_owner.get();
+    pcre2_match_context* const mc = mc_owner.get();
+    if (md == nullptr || mc == nullptr) throw std::bad_alloc();
     pcre2_set_match_limit(mc, match_limit);
     pcre2_set_heap_limit(mc, heap_limit_kib);
     bool ok = true;
@@ -255,8 +256,6 @@ bool regex::find_all(std::string_view text, std::vector<std::pair<std::size_t, s
             start = b + utf8_at(text, b).length;
         }
     }
-    pcre2_match_data_free(md);
-    pcre2_match_context_free(mc);
     return ok;
 }
 

@@ -25,8 +25,8 @@ std::vector<pair16> expected() {
     std::vector<pair16> v;
     unsigned char rec[6];
     while (f.read(reinterpret_cast<char*>(rec), 6))
-        v.push_back({static_cast<std::uint32_t>(rec[0] | rec[1] << 8 | rec[2] << 16 | static_cast<std::uint32_t>(rec[3]) << 24),
-                     static_cast<std::uint16_t>(rec[4] | rec[5] << 8)});
+        v.push_back({std::uint32_t{rec[0]} | std::uint32_t{rec[1]} << 8 | std::uint32_t{rec[2]} << 16 | std::uint32_t{rec[3]} << 24,
+                     static_cast<std::uint16_t>(std::uint32_t{rec[4]} | std::uint32_t{rec[5]} << 8)});
     return v;
 }
 
